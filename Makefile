@@ -1,0 +1,37 @@
+# action-server: see README.md. Every target works on a fresh Debian machine with Go.
+SHELL := /bin/bash
+GO    ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+BUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+
+PORT ?= 8000
+
+.PHONY: all build run test lint deps bench clean
+
+all: build
+
+build:
+	$(BUILD) -o bin/action-server ./cmd/action-server
+	$(BUILD) -o bin/actionctl ./cmd/actionctl
+
+# Standalone: this machine's user, the current directory as workspace, loopback only.
+run: build
+	./bin/action-server --host 127.0.0.1 --port $(PORT) --working-dir "$(CURDIR)"
+
+deps:
+	./scripts/deps.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: deps build lint
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+bench: build
+	$(GO) run ./bench/cmd/report
+
+clean:
+	rm -rf bin

@@ -1,0 +1,3 @@
+module github.com/actionserver/actionserver
+
+go 1.24

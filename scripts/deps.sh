@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a Debian machine. Idempotent: when all
+# packages are already present it only checks and returns within a second.
+# Sections are grouped by the feature that needs them.
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+
+# Debian packages, by feature.
+base_pkgs=(bash sudo procps file ca-certificates)        # shell sessions, user set-up
+browser_pkgs=(chromium)                                  # browser/
+jupyter_pkgs=(jupyter-server python3-ipykernel)          # plugins/jupyter
+image_pkgs=(buildah debootstrap)                         # image/ end-to-end build
+bench_pkgs=(wrk hyperfine)                               # make bench load tools
+
+want=("${base_pkgs[@]}" "${browser_pkgs[@]}" "${jupyter_pkgs[@]}" "${image_pkgs[@]}" "${bench_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if ((${#missing[@]})); then
+	echo "deps: installing ${missing[*]}" >&2
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "deps: ok" >&2
