@@ -1,0 +1,455 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// process is one bash on one pseudo-terminal. A Session owns a process at a
+// time and replaces it when it dies.
+type process struct {
+	log     *slog.Logger
+	cmd     *exec.Cmd
+	pty     *os.File
+	pid     int
+	nonce   string
+	dir     string // session files: rc and command
+	cmdFile string
+	uid     int
+	gid     int
+
+	exited     chan struct{} // closed once bash has exited and been reaped
+	exitStatus int           // valid after exited: exit code, or 128+signal
+	readerDone chan struct{}
+
+	lastOutput atomic.Int64 // unix nanos of the last byte read
+
+	mu      sync.Mutex
+	scr     *screen
+	phase   phase
+	cur     *Command // the command being run, from send until done
+	idle    *ring    // text printed while bash waits at its prompt
+	fields  []string // metadata fields collected after the end marker
+	field   []byte
+	ready   chan struct{} // closed at the first prompt
+	prompt  Metadata      // from the most recent prompt
+	started bool          // the start marker of cur was seen
+}
+
+type phase int
+
+const (
+	phaseStarting phase = iota // before the first prompt
+	phaseIdle                  // bash waits at its prompt
+	phaseRunning               // a command runs
+	phaseMeta                  // the prompt prints its metadata
+)
+
+// Metadata is what the prompt reports after each command.
+type Metadata struct {
+	ExitCode          int
+	PID               int // $!: the last background job, -1 when none
+	Username          string
+	Hostname          string
+	WorkingDir        string
+	PyInterpreterPath string // `which python`, empty when none
+}
+
+// Command is one command run in a session, with its output.
+type Command struct {
+	// ID numbers commands within their session, from 1.
+	ID int64
+	// Text is the command as the agent sent it.
+	Text    string
+	Started time.Time
+
+	out  *ring
+	done chan struct{} // closed when the command finished or the shell died
+
+	// Guarded by the owning process's mu.
+	finished time.Time
+	meta     Metadata
+	died     bool // the shell exited before the command finished
+	special  bool // a control key sent at the prompt, not a command
+}
+
+// startProcess starts bash in opts.Dir and waits for its first prompt.
+func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger) (*process, error) {
+	nonceBytes := make([]byte, 8)
+	if _, err := rand.Read(nonceBytes); err != nil {
+		return nil, fmt.Errorf("session nonce: %w", err)
+	}
+	p := &process{
+		log:        log,
+		nonce:      hex.EncodeToString(nonceBytes),
+		exited:     make(chan struct{}),
+		readerDone: make(chan struct{}),
+		ready:      make(chan struct{}),
+		idle:       newRing(64 << 10),
+		uid:        -1,
+		gid:        -1,
+	}
+	if opts.Credential != nil {
+		p.uid, p.gid = int(opts.Credential.Uid), int(opts.Credential.Gid)
+	}
+	sessDir, err := os.MkdirTemp(opts.TempDir, "action-server-shell-")
+	if err != nil {
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
+	p.dir = sessDir
+	p.cmdFile = filepath.Join(sessDir, "command")
+	if p.uid >= 0 {
+		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
+			os.RemoveAll(sessDir)
+			return nil, fmt.Errorf("session directory owner: %w", err)
+		}
+	}
+	rc := filepath.Join(sessDir, "rc")
+	if err := os.WriteFile(rc, []byte(rcScript(p.nonce, p.cmdFile, dir)), 0o644); err != nil {
+		os.RemoveAll(sessDir)
+		return nil, fmt.Errorf("write rc file: %w", err)
+	}
+	p.scr = newScreen(p.sink, p.onOSC)
+
+	master, slave, err := openPTY()
+	if err != nil {
+		os.RemoveAll(sessDir)
+		return nil, err
+	}
+	p.pty = master
+	if err := setWinsize(master, opts.Rows, opts.Cols); err != nil {
+		master.Close()
+		slave.Close()
+		os.RemoveAll(sessDir)
+		return nil, fmt.Errorf("set terminal size: %w", err)
+	}
+	if err := resetTermios(master); err != nil {
+		master.Close()
+		slave.Close()
+		os.RemoveAll(sessDir)
+		return nil, fmt.Errorf("set terminal mode: %w", err)
+	}
+
+	c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
+	c.Dir = dir
+	c.Env = opts.Env
+	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
+	if err := c.Start(); err != nil {
+		master.Close()
+		slave.Close()
+		os.RemoveAll(sessDir)
+		return nil, fmt.Errorf("start %s: %w", opts.Bash, err)
+	}
+	slave.Close()
+	p.cmd = c
+	p.pid = c.Process.Pid
+	p.lastOutput.Store(time.Now().UnixNano())
+
+	go p.readLoop()
+	go func() {
+		err := c.Wait()
+		p.exitStatus = exitStatus(c.ProcessState, err)
+		close(p.exited)
+		p.mu.Lock()
+		p.finishOnDeath()
+		p.mu.Unlock()
+	}()
+
+	select {
+	case <-p.ready:
+		return p, nil
+	case <-p.exited:
+		p.close(0)
+		return nil, fmt.Errorf("bash exited during start-up with status %d", p.exitStatus)
+	case <-ctx.Done():
+		p.close(0)
+		return nil, fmt.Errorf("start bash: %w", ctx.Err())
+	}
+}
+
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// readLoop feeds terminal output to the screen until the pty is closed.
+func (p *process) readLoop() {
+	defer close(p.readerDone)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := p.pty.Read(buf)
+		if n > 0 {
+			p.lastOutput.Store(time.Now().UnixNano())
+			p.mu.Lock()
+			p.scr.Write(buf[:n])
+			p.mu.Unlock()
+		}
+		if err != nil {
+			// EIO: every holder of the slave is gone. Closed: we closed it.
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EIO) && !errors.Is(err, io.EOF) {
+				p.log.Warn("read from terminal", "error", err)
+			}
+			return
+		}
+	}
+}
+
+// sink receives text the screen has finalized. Called with mu held.
+func (p *process) sink(b []byte) {
+	switch p.phase {
+	case phaseRunning:
+		if p.cur != nil {
+			p.cur.out.Write(b)
+		}
+	case phaseMeta:
+		p.field = append(p.field, b...)
+	default:
+		p.idle.Write(b)
+	}
+}
+
+// onOSC handles our markers; other OSC sequences (window titles, ...) are
+// dropped. Called with mu held.
+func (p *process) onOSC(cmd int, data []byte) {
+	if cmd != oscMarker {
+		return
+	}
+	rest, ok := bytes.CutPrefix(data, []byte(strconv.Itoa(oscMarker)+";"+p.nonce+";"))
+	if !ok || len(rest) != 1 {
+		return
+	}
+	switch rest[0] {
+	case markStart:
+		p.scr.flush()
+		if p.cur == nil || p.phase != phaseIdle {
+			return
+		}
+		// What the idle prompt collected: the echo of the trigger line,
+		// and output of background jobs, which belongs to the agent.
+		if bg := idleText(p.idle); bg != "" {
+			p.cur.out.Write([]byte(bg))
+		}
+		p.idle = newRing(p.idle.limit)
+		p.started = true
+		p.phase = phaseRunning
+	case markEnd:
+		p.scr.flush()
+		if p.cur != nil && p.phase == phaseIdle {
+			// No start marker: a control key at the prompt. What it
+			// echoed is its output.
+			p.cur.out.Write([]byte(strings.TrimSpace(idleText(p.idle))))
+			p.idle = newRing(p.idle.limit)
+		}
+		p.phase = phaseMeta
+		p.fields, p.field = p.fields[:0], p.field[:0]
+	case markField, markDone:
+		if p.phase != phaseMeta {
+			return
+		}
+		p.scr.flush()
+		p.fields = append(p.fields, string(p.field))
+		p.field = p.field[:0]
+		if rest[0] == markDone {
+			p.onPrompt()
+		}
+	}
+}
+
+// idleText returns what was printed at the prompt, minus the echo of the
+// trigger line.
+func idleText(r *ring) string {
+	data, _ := r.ReadFrom(0, -1)
+	var keep []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == triggerLine {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	s := strings.Join(keep, "\n")
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
+}
+
+// onPrompt runs when bash has printed its prompt and metadata: the running
+// command, if any, is done. Called with mu held.
+func (p *process) onPrompt() {
+	m := parseMetadata(p.fields)
+	p.prompt = m
+	p.phase = phaseIdle
+	select {
+	case <-p.ready:
+	default:
+		close(p.ready)
+		return
+	}
+	if c := p.cur; c != nil {
+		c.meta = m
+		c.finished = time.Now()
+		p.cur = nil
+		p.started = false
+		close(c.done)
+	}
+}
+
+func parseMetadata(f []string) Metadata {
+	get := func(i int) string {
+		if i < len(f) {
+			return f[i]
+		}
+		return ""
+	}
+	atoi := func(s string) int {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return -1
+		}
+		return v
+	}
+	return Metadata{
+		ExitCode:          atoi(get(fieldExitCode)),
+		PID:               atoi(get(fieldPID)),
+		Username:          get(fieldUser),
+		Hostname:          get(fieldHost),
+		WorkingDir:        get(fieldPWD),
+		PyInterpreterPath: strings.TrimRight(get(fieldPython), "\r\n"),
+	}
+}
+
+// finishOnDeath ends the running command when bash has exited. Called with
+// mu held.
+func (p *process) finishOnDeath() {
+	if c := p.cur; c != nil {
+		p.scr.flush()
+		if !p.started {
+			// Whatever was printed went to the idle buffer.
+			p.cur.out.Write([]byte(idleText(p.idle)))
+		}
+		c.died = true
+		c.meta = p.prompt
+		c.meta.ExitCode = p.exitStatus
+		c.finished = time.Now()
+		p.cur = nil
+		close(c.done)
+	}
+}
+
+// alive reports whether bash is still running.
+func (p *process) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// run starts c: the command text goes to the command file, then the trigger
+// line is typed. The caller has checked that nothing is running.
+func (p *process) run(c *Command) error {
+	if err := p.writeCommandFile(c.Text); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.cur != nil || p.phase != phaseIdle {
+		p.mu.Unlock()
+		return errors.New("shell is busy")
+	}
+	p.cur = c
+	p.started = false
+	p.mu.Unlock()
+	if err := resetTermios(p.pty); err != nil {
+		p.log.Warn("reset terminal mode", "error", err)
+	}
+	return p.write([]byte(triggerLine + "\n"))
+}
+
+// sendKeyAtPrompt sends a control key to bash itself, tracked as c.
+func (p *process) sendKeyAtPrompt(c *Command, key byte) error {
+	p.mu.Lock()
+	if p.cur != nil || p.phase != phaseIdle {
+		p.mu.Unlock()
+		return errors.New("shell is busy")
+	}
+	c.special = true
+	p.cur = c
+	p.started = false
+	p.mu.Unlock()
+	return p.write([]byte{key})
+}
+
+// writeCommandFile stores the command bash will read. The directory is
+// re-created if something removed it (agents do clean /tmp).
+func (p *process) writeCommandFile(text string) error {
+	if _, err := os.Stat(p.dir); err != nil {
+		if err := os.MkdirAll(p.dir, 0o700); err != nil {
+			return fmt.Errorf("re-create session directory: %w", err)
+		}
+		if p.uid >= 0 {
+			if err := os.Chown(p.dir, p.uid, p.gid); err != nil {
+				return fmt.Errorf("session directory owner: %w", err)
+			}
+		}
+	}
+	if err := os.WriteFile(p.cmdFile, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write command file: %w", err)
+	}
+	return nil
+}
+
+// write sends bytes to the terminal's input. A program that stops reading
+// cannot block the caller forever.
+func (p *process) write(b []byte) error {
+	_ = p.pty.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := p.pty.Write(b); err != nil {
+		return fmt.Errorf("write to terminal: %w", err)
+	}
+	return nil
+}
+
+// liveText returns the lines of the running command's output that may
+// still change. Called with mu held.
+func (p *process) liveText(c *Command) []byte {
+	if p.cur != c || p.phase != phaseRunning {
+		return nil
+	}
+	return p.scr.appendLive(nil)
+}
+
+// close ends bash and everything it started, then releases the terminal.
+func (p *process) close(grace time.Duration) {
+	if p.cmd != nil && p.alive() {
+		killSession(p.pid, grace)
+	}
+	if p.pty != nil {
+		p.pty.Close()
+	}
+	if p.cmd != nil {
+		<-p.exited
+		<-p.readerDone
+	}
+	os.RemoveAll(p.dir)
+}

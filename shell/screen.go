@@ -1,0 +1,354 @@
+package shell
+
+import (
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
+)
+
+// screen renders the byte stream of a terminal into plain text, the way a
+// person would read it on screen: escape sequences are interpreted or
+// dropped, a carriage return lets the rest of a line be overwritten (so a
+// progress bar leaves only its final state), and cursor movement can rewrite
+// the last few lines.
+//
+// Only the last few lines (the live window) can still change. Older lines are
+// final and are handed to the sink as soon as they leave the window, so the
+// memory a screen holds is bounded however much a program prints.
+//
+// Escape sequences, UTF-8 runes and markers split across Write calls are
+// handled by the parser's state machine. A screen is not safe for concurrent
+// use.
+type screen struct {
+	p *ansi.Parser
+
+	lines    [][]rune // live window; the cursor is always inside it
+	row, col int
+	liveSize int // runes held in lines, to bound memory
+
+	savedRow, savedCol int
+
+	// sink receives finalized text: whole lines with their '\n', or the
+	// head of an over-long line without one.
+	sink func([]byte)
+	// osc receives operating system commands (markers). It may call flush.
+	osc func(cmd int, data []byte)
+
+	enc []byte // scratch for encoding lines
+}
+
+const (
+	// screenLines is how many lines cursor movement can reach back into.
+	// Progress displays redraw far fewer; older lines are final.
+	screenLines = 100
+	// screenMaxRunes bounds the runes held in the live window. Past it the
+	// oldest lines, or the head of the current line, become final early.
+	screenMaxRunes = 64 << 10
+	// lineMaxRunes is where a line without a newline is cut: its head
+	// becomes final and the line goes on (like an auto-wrapping terminal).
+	lineMaxRunes = 16 << 10
+)
+
+func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
+	s := &screen{sink: sink, osc: osc, lines: [][]rune{nil}}
+	s.p = ansi.NewParser()
+	// Our markers are short; a bounded buffer keeps a hostile OSC from
+	// growing memory.
+	s.p.SetDataSize(4096)
+	s.p.SetHandler(ansi.Handler{
+		Print:     s.print,
+		Execute:   s.execute,
+		HandleCsi: s.csi,
+		HandleEsc: s.esc,
+		HandleOsc: func(cmd int, data []byte) {
+			if s.osc != nil {
+				s.osc(cmd, data)
+			}
+		},
+	})
+	return s
+}
+
+// Write feeds terminal output to the screen. It never fails.
+func (s *screen) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		if s.p.State() == parser.GroundState {
+			// Fast path: runs of printable ASCII, the bulk of most output.
+			i := 0
+			for i < len(b) && b[i] >= 0x20 && b[i] < 0x7f {
+				i++
+			}
+			if i > 0 {
+				s.printASCII(b[:i])
+				b = b[i:]
+				continue
+			}
+		}
+		s.p.Advance(b[0])
+		b = b[1:]
+	}
+	return n, nil
+}
+
+func (s *screen) printASCII(b []byte) {
+	line := s.lines[s.row]
+	if s.col == len(line) {
+		// Appending at the end of the line: no overwrite to consider.
+		for len(b) > 0 {
+			room := lineMaxRunes - len(line)
+			if room <= 0 {
+				s.lines[s.row] = line
+				s.wrapLine()
+				line = s.lines[s.row]
+				continue
+			}
+			k := min(room, len(b))
+			for _, c := range b[:k] {
+				line = append(line, rune(c))
+			}
+			s.col += k
+			s.liveSize += k
+			b = b[k:]
+		}
+		s.lines[s.row] = line
+		s.trim()
+		return
+	}
+	for _, c := range b {
+		s.print(rune(c))
+	}
+}
+
+func (s *screen) print(r rune) {
+	line := s.lines[s.row]
+	if s.col >= lineMaxRunes {
+		s.wrapLine()
+		line = s.lines[s.row]
+	}
+	switch {
+	case s.col < len(line):
+		line[s.col] = r
+	default:
+		for len(line) < s.col {
+			line = append(line, ' ')
+			s.liveSize++
+		}
+		line = append(line, r)
+		s.liveSize++
+	}
+	s.lines[s.row] = line
+	s.col++
+	s.trim()
+}
+
+// wrapLine finalizes the head of an over-long current line so that a line
+// without newlines cannot grow memory. The cursor keeps its place in what is
+// left.
+func (s *screen) wrapLine() {
+	// Everything above the cursor row must be final before the head of
+	// this row can be.
+	s.finalizeAbove(s.row)
+	line := s.lines[0]
+	cut := min(s.col, len(line))
+	s.emit(line[:cut], false)
+	rest := append([]rune(nil), line[cut:]...)
+	s.liveSize -= cut
+	s.lines[0] = rest
+	s.col -= cut
+}
+
+func (s *screen) execute(b byte) {
+	switch b {
+	case '\r':
+		s.col = 0
+	case '\n', '\v', '\f':
+		s.lineFeed()
+	case '\b':
+		if s.col > 0 {
+			s.col--
+		}
+	case '\t':
+		// Kept as a character: agents copy text (Makefiles, TSV) from
+		// observations, and spaces would corrupt it.
+		s.print('\t')
+	}
+}
+
+func (s *screen) lineFeed() {
+	s.row++
+	if s.row == len(s.lines) {
+		s.lines = append(s.lines, nil)
+	}
+	s.trim()
+}
+
+// trim finalizes lines that can no longer change: those that scrolled out of
+// the window, and old ones when the window holds too many runes.
+func (s *screen) trim() {
+	for len(s.lines) > screenLines || (s.liveSize > screenMaxRunes && s.row > 0) {
+		s.finalizeAbove(1)
+	}
+}
+
+// finalizeAbove hands up to n of the live lines above the cursor to the
+// sink, oldest first. The cursor's own line is never finalized here.
+func (s *screen) finalizeAbove(n int) {
+	for range n {
+		if s.row == 0 {
+			return
+		}
+		s.popFirst()
+	}
+}
+
+func (s *screen) popFirst() {
+	s.emit(s.lines[0], true)
+	s.liveSize -= len(s.lines[0])
+	s.lines[0] = nil
+	s.lines = s.lines[1:]
+	s.row--
+	s.savedRow--
+}
+
+func (s *screen) emit(line []rune, newline bool) {
+	s.enc = s.enc[:0]
+	for _, r := range line {
+		s.enc = utf8.AppendRune(s.enc, r)
+	}
+	if newline {
+		s.enc = append(s.enc, '\n')
+	}
+	if len(s.enc) > 0 && s.sink != nil {
+		s.sink(s.enc)
+	}
+}
+
+// flush finalizes every live line. The last line is emitted without a
+// newline, so text split by flushes joins up again.
+func (s *screen) flush() {
+	for len(s.lines) > 1 {
+		s.popFirst()
+	}
+	s.emit(s.lines[0], false)
+	s.lines[0] = s.lines[0][:0]
+	s.liveSize = 0
+	s.row, s.col = 0, 0
+	s.savedRow, s.savedCol = 0, 0
+}
+
+// appendLive appends the live window's text to b, lines joined by '\n'.
+func (s *screen) appendLive(b []byte) []byte {
+	for i, line := range s.lines {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		for _, r := range line {
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return b
+}
+
+func (s *screen) csi(cmd ansi.Cmd, params ansi.Params) {
+	if cmd.Prefix() != 0 || cmd.Intermediate() != 0 {
+		return // private modes (?2004h ...) and the like change nothing visible
+	}
+	n := func(def int) int {
+		v, _, _ := params.Param(0, def)
+		if v < 1 {
+			v = 1
+		}
+		return v
+	}
+	switch cmd.Final() {
+	case 'A': // cursor up
+		s.row = max(0, s.row-n(1))
+	case 'B': // cursor down
+		s.row = min(len(s.lines)-1, s.row+n(1))
+	case 'C': // cursor forward
+		s.col = min(lineMaxRunes-1, s.col+n(1))
+	case 'D': // cursor back
+		s.col = max(0, s.col-n(1))
+	case 'E': // next line
+		s.row = min(len(s.lines)-1, s.row+n(1))
+		s.col = 0
+	case 'F': // previous line
+		s.row = max(0, s.row-n(1))
+		s.col = 0
+	case 'G', '`': // column absolute
+		s.col = min(lineMaxRunes-1, n(1)-1)
+	case 'H', 'f': // position: rows count from the top of the live window
+		r, _, _ := params.Param(0, 1)
+		c, _, _ := params.Param(1, 1)
+		s.row = min(len(s.lines)-1, max(0, r-1))
+		s.col = min(lineMaxRunes-1, max(0, c-1))
+	case 'K': // erase in line
+		mode, _, _ := params.Param(0, 0)
+		s.eraseLine(mode)
+	case 'J': // erase in display
+		mode, _, _ := params.Param(0, 0)
+		s.eraseDisplay(mode)
+	}
+}
+
+func (s *screen) eraseLine(mode int) {
+	line := s.lines[s.row]
+	switch mode {
+	case 0:
+		if s.col < len(line) {
+			s.liveSize -= len(line) - s.col
+			s.lines[s.row] = line[:s.col]
+		}
+	case 1:
+		for i := 0; i <= s.col && i < len(line); i++ {
+			line[i] = ' '
+		}
+	case 2:
+		s.liveSize -= len(line)
+		s.lines[s.row] = line[:0]
+	}
+}
+
+func (s *screen) eraseDisplay(mode int) {
+	switch mode {
+	case 0: // cursor to end
+		s.eraseLine(0)
+		for _, l := range s.lines[s.row+1:] {
+			s.liveSize -= len(l)
+		}
+		s.lines = s.lines[:s.row+1]
+	case 1: // start to cursor
+		for i := range s.row {
+			s.liveSize -= len(s.lines[i])
+			s.lines[i] = s.lines[i][:0]
+		}
+		s.eraseLine(1)
+	case 2, 3: // whole screen, as `clear` does
+		s.lines = s.lines[:1]
+		s.lines[0] = s.lines[0][:0]
+		s.liveSize = 0
+		s.row = 0
+	}
+}
+
+func (s *screen) esc(cmd ansi.Cmd) {
+	if cmd.Intermediate() != 0 {
+		return
+	}
+	switch cmd.Final() {
+	case '7': // save cursor
+		s.savedRow, s.savedCol = s.row, s.col
+	case '8': // restore cursor
+		s.row = min(len(s.lines)-1, max(0, s.savedRow))
+		s.col = s.savedCol
+	case 'M': // reverse index
+		s.row = max(0, s.row-1)
+	case 'D', 'E': // index, next line
+		if cmd.Final() == 'E' {
+			s.col = 0
+		}
+		s.lineFeed()
+	}
+}

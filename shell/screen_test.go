@@ -1,0 +1,90 @@
+package shell
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// render feeds chunks to a fresh screen and returns final + live text.
+func render(chunks ...string) string {
+	var out bytes.Buffer
+	s := newScreen(func(b []byte) { out.Write(b) }, nil)
+	for _, c := range chunks {
+		s.Write([]byte(c))
+	}
+	s.flush()
+	return out.String()
+}
+
+func TestScreen_Render(t *testing.T) {
+	cases := []struct {
+		name   string
+		chunks []string
+		want   string
+	}{
+		{"plain lines", []string{"a\r\nb\r\n"}, "a\nb\n"},
+		{"carriage return overwrites", []string{"50%\r100%\r\n"}, "100%\n"},
+		{"progress bar keeps final state", []string{"[#   ] 25%\r[##  ] 50%\r[####] 100%\r\n"}, "[####] 100%\n"},
+		{"shorter overwrite keeps tail", []string{"abcdef\rxy\r\n"}, "xycdef\n"},
+		{"erase to end of line", []string{"abcdef\rxy\x1b[K\r\n"}, "xy\n"},
+		{"erase whole line", []string{"abc\x1b[2K\rz\r\n"}, "z\n"},
+		{"colours dropped", []string{"\x1b[1;31mred\x1b[0m plain\r\n"}, "red plain\n"},
+		{"title and private modes dropped", []string{"\x1b]0;title\x07\x1b[?2004hx\x1b[?2004l\r\n"}, "x\n"},
+		{"backspace", []string{"abc\b\bX\r\n"}, "aXc\n"},
+		{"tab kept", []string{"a\tb\r\n"}, "a\tb\n"},
+		{"cursor up redraws lines", []string{"1/2 ...\r\n2/2 ...\r\n\x1b[2A\r1/2 done\x1b[K\r\n2/2 done\x1b[K\r\n"}, "1/2 done\n2/2 done\n"},
+		{"column absolute", []string{"abcdef\x1b[3GX\r\n"}, "abXdef\n"},
+		{"clear screen", []string{"junk\r\nmore\x1b[H\x1b[2Jclean\r\n"}, "clean\n"},
+		{"escape split across writes", []string{"a\x1b", "[3", "1mb\x1b[0", "m\r\n"}, "ab\n"},
+		{"utf-8 split across writes", []string{"caf\xc3", "\xa9 \xe2\x82", "\xac\r\n"}, "café €\n"},
+		{"partial last line", []string{"done"}, "done"},
+		{"cursor forward pads", []string{"a\x1b[3Cb\r\n"}, "a   b\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, render(tc.chunks...))
+		})
+	}
+}
+
+func TestScreen_MarkersSplitAcrossWrites(t *testing.T) {
+	var got []string
+	s := newScreen(func([]byte) {}, func(cmd int, data []byte) {
+		got = append(got, string(data))
+	})
+	for _, c := range []string{"x\x1b]69", "7;abc;", "E\x07y\x1b]697;abc;D\x1b\\"} {
+		s.Write([]byte(c))
+	}
+	assert.Equal(t, []string{"697;abc;E", "697;abc;D"}, got)
+}
+
+func TestScreen_FinalizesOldLinesAndBoundsMemory(t *testing.T) {
+	var out bytes.Buffer
+	s := newScreen(func(b []byte) { out.Write(b) }, nil)
+	for i := 0; i < 10*screenLines; i++ {
+		s.Write([]byte("line\r\n"))
+	}
+	assert.LessOrEqual(t, len(s.lines), screenLines, "window stays bounded")
+	assert.Equal(t, 10*screenLines-len(s.lines)+1, strings.Count(out.String(), "\n"), "older lines are final")
+
+	// One enormous line without a newline is finalized in pieces.
+	out.Reset()
+	s = newScreen(func(b []byte) { out.Write(b) }, nil)
+	big := strings.Repeat("x", 10*lineMaxRunes)
+	s.Write([]byte(big))
+	assert.LessOrEqual(t, s.liveSize, lineMaxRunes)
+	s.flush()
+	assert.Equal(t, big, out.String(), "no byte lost when wrapping")
+}
+
+func TestScreen_ManyLongLinesBounded(t *testing.T) {
+	s := newScreen(func([]byte) {}, nil)
+	line := strings.Repeat("y", lineMaxRunes-1) + "\r\n"
+	for range 3 * screenLines {
+		s.Write([]byte(line))
+	}
+	assert.LessOrEqual(t, s.liveSize, screenMaxRunes+lineMaxRunes)
+}

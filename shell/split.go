@@ -1,0 +1,94 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// SplitCommands splits text into the top-level commands an agent meant to
+// run one by one. Statements joined on one line by ';' or '&', pipelines,
+// '&&' and '||' lists, compound commands (loops, if, case, subshells,
+// functions), heredocs and backslash continuations stay one command;
+// statements on separate lines are separate commands. A comment belongs to
+// the command before it. Text that does not parse is one command, so bash
+// itself reports the error.
+func SplitCommands(text string) []string {
+	if strings.TrimSpace(text) == "" {
+		return []string{""}
+	}
+	f, err := syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash)).
+		Parse(strings.NewReader(text), "")
+	if err != nil || len(f.Stmts) <= 1 {
+		return []string{text}
+	}
+
+	// Group statements: a statement starting on the line where the previous
+	// group ended (after its heredoc bodies) joins that group.
+	type span struct{ start, end, endLine int }
+	var groups []span
+	for _, st := range f.Stmts {
+		start, end, endLine := stmtExtent(st)
+		if n := len(groups); n > 0 && int(st.Pos().Line()) <= groups[n-1].endLine {
+			groups[n-1].end = max(groups[n-1].end, end)
+			groups[n-1].endLine = max(groups[n-1].endLine, endLine)
+			continue
+		}
+		groups = append(groups, span{start, end, endLine})
+	}
+	if len(groups) == 1 {
+		return []string{text}
+	}
+
+	// Each command runs from its start to the next one's start, so text
+	// between them (separators, comments) stays with the earlier one.
+	cmds := make([]string, len(groups))
+	for i, g := range groups {
+		end := len(text)
+		if i+1 < len(groups) {
+			end = groups[i+1].start
+		}
+		cmds[i] = strings.TrimRight(text[g.start:end], " \t\r\n")
+	}
+	return cmds
+}
+
+// stmtExtent returns where a statement starts and ends in the source, with
+// the heredoc bodies it owns (which the parser places after the statement's
+// own end).
+func stmtExtent(st *syntax.Stmt) (start, end, endLine int) {
+	start, end, endLine = int(st.Pos().Offset()), int(st.End().Offset()), int(st.End().Line())
+	syntax.Walk(st, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
+			if !r.Hdoc.End().IsValid() {
+				// An empty body: the delimiter is on the next line.
+				endLine = max(endLine, int(st.End().Line())+1)
+				return true
+			}
+			end = max(end, int(r.Hdoc.End().Offset()))
+			// The body ends with its newline, so the closing delimiter
+			// is on the line where the body ends.
+			endLine = max(endLine, int(r.Hdoc.End().Line()))
+		}
+		return true
+	})
+	return start, end, endLine
+}
+
+// MultipleCommandsError rejects an action that holds several top-level
+// commands; its message is the one agents are trained on.
+type MultipleCommandsError struct {
+	Commands []string
+}
+
+func (e *MultipleCommandsError) Error() string {
+	var b strings.Builder
+	b.WriteString("ERROR: Cannot execute multiple commands at once.\n")
+	b.WriteString("Please run each command separately OR chain them into a single command via && or ;\n")
+	b.WriteString("Provided commands:")
+	for i, c := range e.Commands {
+		fmt.Fprintf(&b, "\n(%d) %s", i+1, c)
+	}
+	return b.String()
+}
