@@ -154,7 +154,11 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 		master.Close()
 		slave.Close()
 		os.RemoveAll(sessDir)
-		return nil, fmt.Errorf("start %s: %w", opts.Bash, err)
+		who := "the server's user"
+		if opts.Credential != nil {
+			who = fmt.Sprintf("uid %d", opts.Credential.Uid)
+		}
+		return nil, fmt.Errorf("start %s as %s in %s: %w", opts.Bash, who, dir, err)
 	}
 	slave.Close()
 	p.cmd = c

@@ -1,0 +1,253 @@
+// Package client is the host-side Go client of the action server. It speaks
+// only the wire format (package event), never imports the server, and is
+// what actionctl, the end-to-end tests and Go backends use.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/actionserver/actionserver/event"
+)
+
+// APIKeyHeader carries the session API key.
+const APIKeyHeader = "X-Session-API-Key"
+
+// Client talks to one action server. Its zero value is not usable; create
+// one with New. It is safe for concurrent use.
+type Client struct {
+	base   string
+	apiKey string
+	hc     *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithAPIKey sends key as X-Session-API-Key on every request.
+func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
+
+// WithHTTPClient uses hc instead of a default client. Deadlines come from
+// the contexts and actions, so hc should have no Timeout of its own.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// New returns a client for the server at baseURL (e.g. http://127.0.0.1:8000).
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), hc: &http.Client{}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Error is a non-2xx answer from the server.
+type Error struct {
+	StatusCode int
+	// Detail is the server's "detail" message, or the body if it had none.
+	Detail string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("action server: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Detail)
+}
+
+// Sentinel errors an Error matches with errors.Is, by status.
+var (
+	ErrUnauthorized = errors.New("action server: invalid API key")
+	ErrNotReady     = errors.New("action server: not ready")
+	ErrNotFound     = errors.New("action server: not found")
+)
+
+// Is maps status codes to the sentinel errors.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusForbidden || e.StatusCode == http.StatusUnauthorized
+	case ErrNotReady:
+		return e.StatusCode == http.StatusServiceUnavailable
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	}
+	return false
+}
+
+// do sends a request and decodes a JSON answer into out (unless nil).
+func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.apiKey != "" {
+		req.Header.Set(APIKeyHeader, c.apiKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read response: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return responseError(resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = data
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: decode response: %w", method, path, err)
+	}
+	return nil
+}
+
+func responseError(status int, body []byte) error {
+	var env struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	e := &Error{StatusCode: status, Detail: strings.TrimSpace(string(body))}
+	if json.Unmarshal(body, &env) == nil && len(env.Detail) > 0 {
+		var s string
+		if json.Unmarshal(env.Detail, &s) == nil {
+			e.Detail = s
+		} else {
+			e.Detail = string(env.Detail)
+		}
+	}
+	return e
+}
+
+// Alive returns nil when the server is ready to execute actions.
+func (c *Client) Alive(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/alive", nil, nil)
+}
+
+// WaitUntilAlive polls /alive until the server is ready or ctx ends,
+// backing off from 5 ms to 1 s between connection errors and non-2xx
+// answers.
+func (c *Client) WaitUntilAlive(ctx context.Context) error {
+	delay := 5 * time.Millisecond
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := c.Alive(attempt)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for action server: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// ServerInfo is the /server_info report.
+type ServerInfo struct {
+	Uptime    float64        `json:"uptime"`
+	IdleTime  float64        `json:"idle_time"`
+	Resources map[string]any `json:"resources"`
+}
+
+// ServerInfo returns the server's uptime, idle time and resources.
+func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
+	var info ServerInfo
+	if err := c.do(ctx, http.MethodGet, "/server_info", nil, &info); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+// executeSlack is added to an action's timeout for the HTTP deadline, as
+// the OpenHands host does: the server answers at the timeout, the slack
+// covers the transfer.
+const executeSlack = 5 * time.Second
+
+// Execute runs an action and returns its observation. When the action has a
+// hard timeout, the request's deadline is that timeout plus five seconds.
+func (c *Client) Execute(ctx context.Context, a event.Action) (event.Observation, error) {
+	raw, err := event.EncodeAction(a)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(map[string]json.RawMessage{"action": raw})
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	if t := a.ActionHeader().HardTimeout(); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t+executeSlack)
+		defer cancel()
+	}
+	var out json.RawMessage
+	if err := c.do(ctx, http.MethodPost, "/execute_action", body, &out); err != nil {
+		return nil, err
+	}
+	return event.DecodeObservation(out)
+}
+
+// RunOptions are the optional fields of a "run" action.
+type RunOptions struct {
+	// Timeout is the hard timeout; 0 sends none (no hard timeout).
+	Timeout time.Duration
+	// Blocking waits for completion regardless of the no-change timeout.
+	Blocking bool
+	IsInput  bool
+	Hidden   bool
+	// Static runs in a fresh shell started in Cwd (or the workspace).
+	Static bool
+	Cwd    string
+}
+
+// Run runs a shell command and returns its observation. A command the
+// server rejects (several commands at once) comes back as an *event.Error
+// observation wrapped in an error of type *ObservationError.
+func (c *Client) Run(ctx context.Context, command string, opts RunOptions) (*event.CmdOutput, error) {
+	a := event.NewCmdRun(command)
+	a.IsInput, a.Blocking, a.Hidden, a.IsStatic = opts.IsInput, opts.Blocking, opts.Hidden, opts.Static
+	if opts.Cwd != "" {
+		a.Cwd = &opts.Cwd
+	}
+	if opts.Timeout > 0 {
+		t := opts.Timeout.Seconds()
+		a.Timeout = &t
+	}
+	obs, err := c.Execute(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := obs.(*event.CmdOutput)
+	if !ok {
+		return nil, &ObservationError{Observation: obs}
+	}
+	return out, nil
+}
+
+// ObservationError wraps an observation of an unexpected type, usually an
+// *event.Error the agent would have been shown.
+type ObservationError struct {
+	Observation event.Observation
+}
+
+func (e *ObservationError) Error() string {
+	return fmt.Sprintf("%s observation: %s", e.Observation.Type(), e.Observation.Text())
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// config is what the command line says.
+type config struct {
+	Port          int
+	Host          string
+	WorkDir       string
+	Plugins       []string
+	Username      string
+	UserID        int // -1 when not given
+	EnableBrowser bool
+	EvalEnv       string
+	ShowVersion   bool
+	ShowHelp      bool
+}
+
+const usage = `Usage: action-server [PORT] [flags]
+
+Runs the action execution server: a persistent shell, file, browser and
+plugin actions behind an HTTP API that the OpenHands host can drive.
+
+Flags (OpenHands' command line is accepted as is):
+  PORT, --port N             port to listen on (default 8000)
+  --host ADDR                address to listen on (default 0.0.0.0)
+  --working-dir DIR          workspace and initial shell directory (default: current)
+  --plugins NAME [NAME ...]  plugins to start: jupyter, agent_skills, vscode
+  --username USER            sandbox user the shell runs as (default: current user)
+  --user-id N                uid for USER if it has to be created (default 1000)
+  --enable-browser, --no-enable-browser
+                             allow browser actions (default: enabled)
+  --browsergym-eval-env ENV  BrowserGym evaluation environment
+  --version                  print the version and exit
+
+Environment: SESSION_API_KEY, NO_CHANGE_TIMEOUT_SECONDS, INIT_PLUGIN_TIMEOUT,
+SANDBOX_GROUP_ID, LOG_LEVEL, LOG_JSON (see README.md).
+`
+
+// parseArgs parses the command line. It accepts "--flag value" and
+// "--flag=value", a positional port anywhere, and "--plugins" followed by
+// one or more names, as Python's argparse does for the upstream server.
+func parseArgs(args []string) (config, error) {
+	c := config{Port: -1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}
+	positional := 0
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			if positional > 0 {
+				return c, fmt.Errorf("unexpected argument %q", arg)
+			}
+			p, err := parsePort(arg)
+			if err != nil {
+				return c, err
+			}
+			c.Port = p
+			positional++
+			continue
+		}
+		name, value, hasValue := strings.Cut(arg, "=")
+		// next returns the flag's value: after '=' or the next argument.
+		next := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) || (strings.HasPrefix(args[i+1], "--") && len(args[i+1]) > 2) {
+				return "", fmt.Errorf("flag %s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		noValue := func() error {
+			if hasValue {
+				return fmt.Errorf("flag %s takes no value", name)
+			}
+			return nil
+		}
+		var err error
+		switch name {
+		case "--port":
+			var v string
+			if v, err = next(); err == nil {
+				c.Port, err = parsePort(v)
+			}
+		case "--host":
+			c.Host, err = next()
+		case "--working-dir":
+			c.WorkDir, err = next()
+		case "--username":
+			c.Username, err = next()
+		case "--user-id":
+			var v string
+			if v, err = next(); err == nil {
+				c.UserID, err = strconv.Atoi(v)
+				if err != nil || c.UserID < 0 {
+					err = fmt.Errorf("--user-id: %q is not a user id", v)
+				}
+			}
+		case "--plugins":
+			if hasValue {
+				c.Plugins = append(c.Plugins, value)
+			}
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				if _, perr := strconv.Atoi(args[i+1]); perr == nil && c.Port < 0 && positional == 0 && i+2 == len(args) {
+					break // a trailing number is the port, as argparse reads it
+				}
+				i++
+				c.Plugins = append(c.Plugins, args[i])
+			}
+			if len(c.Plugins) == 0 {
+				err = errors.New("--plugins needs at least one name")
+			}
+		case "--enable-browser":
+			err = noValue()
+			c.EnableBrowser = true
+		case "--no-enable-browser":
+			err = noValue()
+			c.EnableBrowser = false
+		case "--browsergym-eval-env":
+			c.EvalEnv, err = next()
+		case "--version":
+			c.ShowVersion = true
+		case "-h", "--help":
+			c.ShowHelp = true
+		default:
+			err = fmt.Errorf("unknown flag %s", name)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	if c.Port < 0 {
+		c.Port = 8000
+	}
+	if c.EvalEnv != "" && !c.EnableBrowser {
+		return c, errors.New("Browser environment is not enabled in config, but browsergym_eval_env is set")
+	}
+	return c, nil
+}
+
+func parsePort(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	return p, nil
+}

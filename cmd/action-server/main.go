@@ -1,0 +1,188 @@
+// Command action-server runs inside a sandbox and executes the actions an
+// agent host sends it over HTTP. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/actionserver/actionserver/executor"
+	"github.com/actionserver/actionserver/server"
+	"github.com/actionserver/actionserver/shell"
+)
+
+// version is stamped at build time.
+var version = "dev"
+
+// shutdownGrace is how long commands get to end after SIGTERM before they
+// are killed; the whole shutdown stays within five seconds.
+const shutdownGrace = 2 * time.Second
+
+func main() {
+	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
+		os.Exit(runAsInit())
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	start := time.Now()
+	cfg, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "action-server: %v\n\n%s", err, usage)
+		return 2
+	}
+	if cfg.ShowHelp {
+		fmt.Print(usage)
+		return 0
+	}
+	if cfg.ShowVersion {
+		fmt.Println("action-server", version)
+		return 0
+	}
+	log := newLogger()
+	for _, p := range cfg.Plugins {
+		if !knownPlugins[p] {
+			log.Error(fmt.Sprintf("Plugin %s not found", p))
+			return 1
+		}
+	}
+
+	// Listen before setting up, so the host's readiness probe gets a 503
+	// rather than a refused connection while the shell starts.
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Error("listen", "addr", addr, "error", err)
+		return 1
+	}
+	apiKey := os.Getenv("SESSION_API_KEY")
+	if apiKey == "" && !isLoopback(cfg.Host) {
+		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
+	}
+	srv := server.New(server.Options{APIKey: apiKey, Logger: log})
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	exec, err := setup(ctx, cfg, log)
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
+	srv.SetReady(exec)
+	log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		log.Error("serve", "error", err)
+	}
+	return shutdown(httpSrv, exec, log)
+}
+
+// setup prepares the user and workspace and starts the executor.
+func setup(ctx context.Context, cfg config, log *slog.Logger) (*executor.Executor, error) {
+	u, err := setupUser(cfg.Username, cfg.UserID, log)
+	if err != nil {
+		return nil, err
+	}
+	workDir := cfg.WorkDir
+	if workDir == "" {
+		if workDir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+	}
+	if workDir, err = filepath.Abs(workDir); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	if err := setupWorkDir(workDir, u, os.Getenv("SANDBOX_GROUP_ID")); err != nil {
+		return nil, err
+	}
+	if cfg.EnableBrowser {
+		// Downloads land here; upstream creates it at start, and agents
+		// (and the host's tests) see it as a hidden entry of the workspace.
+		dl := filepath.Join(workDir, ".downloads")
+		if err := os.MkdirAll(dl, 0o775); err == nil && os.Getuid() == 0 {
+			_ = os.Chown(dl, u.UID, u.GID)
+		}
+	}
+	shellOpts := shell.Options{Logger: log}
+	if v := os.Getenv("NO_CHANGE_TIMEOUT_SECONDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("NO_CHANGE_TIMEOUT_SECONDS=%q is not a positive integer", v)
+		}
+		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
+	}
+	return executor.New(ctx, executor.Options{
+		WorkDir:       workDir,
+		Username:      u.Name,
+		Credential:    u.Credential,
+		Env:           shellEnv(u),
+		Shell:         shellOpts,
+		EnableBrowser: cfg.EnableBrowser,
+		Logger:        log,
+	})
+}
+
+// shutdown stops accepting requests, ends running commands (which lets
+// their requests finish) and returns within about five seconds.
+func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- httpSrv.Shutdown(ctx) }()
+	exec.Close(shutdownGrace)
+	if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("shutdown", "error", err)
+	}
+	httpSrv.Close()
+	return 0
+}
+
+var knownPlugins = map[string]bool{"jupyter": true, "agent_skills": true, "vscode": true}
+
+func newLogger() *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("LOG_LEVEL")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	if d := strings.ToLower(os.Getenv("DEBUG")); d == "1" || d == "true" {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch os.Getenv("LOG_JSON") {
+	case "1", "true", "True":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

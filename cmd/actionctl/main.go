@@ -1,0 +1,193 @@
+// Command actionctl drives an action server from the host: wait for it,
+// run commands in its shell, inspect it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/event"
+)
+
+var version = "dev"
+
+// Exit codes besides a remote command's own.
+const (
+	exitUsage    = 2
+	exitError    = 1
+	exitTimedOut = 124 // as timeout(1): the command did not finish in time
+)
+
+type app struct {
+	url    string
+	apiKey string
+	json   bool
+	stdout io.Writer
+	stderr io.Writer
+	code   int // exit code decided by a command
+}
+
+func main() {
+	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	root := a.rootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "actionctl:", err)
+		var usageErr *usageError
+		if errors.As(err, &usageErr) {
+			os.Exit(exitUsage)
+		}
+		os.Exit(exitError)
+	}
+	os.Exit(a.code)
+}
+
+type usageError struct{ error }
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "actionctl",
+		Short:         "Drive an action server from the host",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Example: `  actionctl wait
+  actionctl exec 'ls -la'
+  ACTION_SERVER_URL=http://10.0.0.5:31000 SESSION_API_KEY=secret actionctl info`,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
+	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
+	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd())
+	return root
+}
+
+func (a *app) client() *client.Client {
+	return client.New(a.url, client.WithAPIKey(a.apiKey))
+}
+
+func (a *app) waitCmd() *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "wait",
+		Short: "Wait until the server is ready to execute actions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			return a.client().WaitUntilAlive(ctx)
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up after this long")
+	return c
+}
+
+func (a *app) execCmd() *cobra.Command {
+	var opts client.RunOptions
+	c := &cobra.Command{
+		Use:   "exec COMMAND",
+		Short: "Run a command in the server's shell and exit with its exit code",
+		Long: `Runs COMMAND in the server's persistent shell, prints its output, and exits
+with its exit code. If the command has not finished when the wait ends (no
+new output for the server's no-change timeout, or --timeout), it keeps
+running; actionctl exits with 124. Run 'actionctl exec ""' to fetch more
+of its output, or 'actionctl exec --input C-c' to interrupt it.`,
+		Example: `  actionctl exec 'make test'
+  actionctl exec --timeout 10m --blocking 'npm ci'
+  actionctl exec --input C-c`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			obs, err := a.client().Run(cmd.Context(), args[0], opts)
+			if err != nil {
+				var oe *client.ObservationError
+				if errors.As(err, &oe) {
+					fmt.Fprintln(a.stderr, oe.Observation.Text())
+					a.code = exitError
+					return nil
+				}
+				return err
+			}
+			if a.json {
+				return a.printJSON(obs)
+			}
+			m := obs.Metadata
+			if m.Prefix != "" {
+				fmt.Fprint(a.stderr, m.Prefix)
+			}
+			if obs.Content != "" {
+				fmt.Fprintln(a.stdout, obs.Content)
+			}
+			if m.ExitCode == -1 || m.Suffix != fmt.Sprintf("\n[The command completed with exit code %d.]", m.ExitCode) {
+				fmt.Fprintln(a.stderr, trimNewlines(m.Suffix))
+			}
+			switch {
+			case m.ExitCode == -1:
+				a.code = exitTimedOut
+			case m.ExitCode > 255 || m.ExitCode < 0:
+				a.code = exitError
+			default:
+				a.code = m.ExitCode
+			}
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 0, "hard timeout (0: none, the no-change timeout applies)")
+	c.Flags().BoolVar(&opts.Blocking, "blocking", false, "wait for completion regardless of the no-change timeout")
+	c.Flags().BoolVar(&opts.IsInput, "input", false, "send COMMAND as input to the running command (C-c etc. as keys)")
+	c.Flags().BoolVar(&opts.Static, "static", false, "run in a fresh shell")
+	return c
+}
+
+func (a *app) infoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Print the server's uptime, idle time and resource use",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info, err := a.client().ServerInfo(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.printJSON(info)
+		},
+	}
+}
+
+func (a *app) printJSON(v any) error {
+	if o, ok := v.(event.Observation); ok {
+		b, err := event.EncodeObservation(o)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(a.stdout, string(b))
+		return err
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func trimNewlines(s string) string {
+	for len(s) > 0 && s[0] == '\n' {
+		s = s[1:]
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+// Package executor turns actions into observations. It owns one of each
+// component (the shell sessions, and later files, browser and plugins),
+// runs each action on the right one, and keeps the bookkeeping the server
+// reports (uptime, idle time). It knows nothing of HTTP, so tests and other
+// programs can drive it in-process.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/actionserver/actionserver/event"
+	"github.com/actionserver/actionserver/shell"
+)
+
+// DefaultSession is the name of the shell session that serves "run".
+const DefaultSession = "default"
+
+// Options configure an Executor.
+type Options struct {
+	// WorkDir is the workspace: the shells' initial directory.
+	WorkDir string
+	// Username is the sandbox user the shells run as.
+	Username string
+	// Credential switches to that user; nil runs as the server's user.
+	Credential *syscall.Credential
+	// Env is the shells' environment.
+	Env []string
+	// Shell holds further shell settings (timeouts, limits); its Dir, Env,
+	// Credential and Logger are set from the fields above.
+	Shell shell.Options
+	// EnableBrowser reports whether browser actions are allowed.
+	EnableBrowser bool
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Executor runs actions. Create it with New; it is safe for concurrent use.
+// Actions on one shell session run one at a time; different sessions and
+// other components run in parallel.
+type Executor struct {
+	opts    Options
+	log     *slog.Logger
+	started time.Time
+	lastRun atomic.Int64 // unix nanos of the start of the last Execute
+
+	mu       sync.Mutex
+	sessions map[string]*shell.Session
+	closed   bool
+}
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("executor is closed")
+
+// New starts the default shell session and returns a ready Executor.
+func New(ctx context.Context, opts Options) (*Executor, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &Executor{opts: opts, log: opts.Logger, started: time.Now(), sessions: map[string]*shell.Session{}}
+	e.lastRun.Store(e.started.UnixNano())
+	s, err := shell.Start(ctx, e.shellOptions(opts.WorkDir))
+	if err != nil {
+		return nil, fmt.Errorf("start default shell: %w", err)
+	}
+	e.sessions[DefaultSession] = s
+	return e, nil
+}
+
+func (e *Executor) shellOptions(dir string) shell.Options {
+	o := e.opts.Shell
+	o.Dir = dir
+	o.Env = e.opts.Env
+	o.Credential = e.opts.Credential
+	o.Logger = e.log
+	return o
+}
+
+// Uptime returns how long the executor has existed.
+func (e *Executor) Uptime() time.Duration { return time.Since(e.started) }
+
+// IdleTime returns the time since the last Execute started.
+func (e *Executor) IdleTime() time.Duration {
+	return time.Since(time.Unix(0, e.lastRun.Load()))
+}
+
+// Session returns the named shell session.
+func (e *Executor) Session(name string) (*shell.Session, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.sessions[name]
+	return s, ok
+}
+
+// Cwd returns the default shell's working directory, against which
+// relative paths of file actions resolve.
+func (e *Executor) Cwd() string {
+	if s, ok := e.Session(DefaultSession); ok {
+		return s.Cwd()
+	}
+	return e.opts.WorkDir
+}
+
+// Execute runs one action. An error the agent can act on comes back as an
+// observation; a returned error means the action could not be executed at
+// all (an unsupported action, a server fault, or ctx ending).
+func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observation, error) {
+	e.lastRun.Store(time.Now().UnixNano())
+	switch a := a.(type) {
+	case *event.CmdRun:
+		return e.run(ctx, a)
+	case *event.IPythonRunCell:
+		return nil, errors.New("JupyterRequirement not found. Unable to run IPython action.")
+	case *event.BrowseURL, *event.BrowseInteractive:
+		return &event.Error{Content: "Browser functionality is not supported or disabled."}, nil
+	case *event.FileRead, *event.FileWrite, *event.FileEdit:
+		return &event.Error{Content: fmt.Sprintf("The %s action is not supported by this server yet.", a.Type())}, nil
+	}
+	return nil, fmt.Errorf("action type %s is not supported", a.Type())
+}
+
+// Close ends every shell session and what runs in them, waiting up to grace
+// for processes to exit on their own.
+func (e *Executor) Close(grace time.Duration) {
+	e.mu.Lock()
+	e.closed = true
+	sessions := e.sessions
+	e.sessions = map[string]*shell.Session{}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Close(grace)
+		}()
+	}
+	wg.Wait()
+}

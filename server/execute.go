@@ -1,0 +1,87 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/event"
+)
+
+const actionTypeKey = "action_type"
+
+// executeAction runs one action and returns its observation.
+func (s *Server) executeAction(c *gin.Context) {
+	e := s.executor(c)
+	if e == nil {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			detail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", tooBig.Limit))
+			return
+		}
+		detail(c, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		return
+	}
+	raw, err := actionField(body)
+	if err != nil {
+		invalidRequest(c, err)
+		return
+	}
+	action, err := event.DecodeAction(raw)
+	if err != nil {
+		detail(c, http.StatusBadRequest, "Invalid action: "+err.Error())
+		return
+	}
+	c.Set(actionTypeKey, action.Type())
+
+	obs, err := e.Execute(c.Request.Context(), action)
+	if err != nil {
+		if c.Request.Context().Err() != nil {
+			// The client is gone; there is nobody to answer.
+			c.Abort()
+			return
+		}
+		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
+		return
+	}
+	out, err := event.EncodeObservation(obs)
+	if err != nil {
+		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
+		return
+	}
+	c.Data(http.StatusOK, "application/json", out)
+}
+
+// actionField extracts the "action" object of an /execute_action body.
+func actionField(body []byte) ([]byte, error) {
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("body is not a JSON object: %w", err)
+	}
+	raw, ok := req["action"]
+	if !ok {
+		return nil, errors.New(`field "action" is required`)
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return nil, errors.New(`field "action" must be an object`)
+	}
+	return raw, nil
+}
+
+// invalidRequest answers a body that does not have the request's shape,
+// with the envelope of the upstream server's validation errors.
+func invalidRequest(c *gin.Context, err error) {
+	c.AbortWithStatusJSON(http.StatusUnprocessableEntity, gin.H{
+		"detail": "Invalid request parameters",
+		"errors": err.Error(),
+	})
+}

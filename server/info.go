@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// alive is the readiness probe: 200 only once actions can run.
+func (s *Server) alive(c *gin.Context) {
+	if s.exec.Load() == nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// ServerInfo is the /server_info response.
+type ServerInfo struct {
+	Uptime    float64   `json:"uptime"`
+	IdleTime  float64   `json:"idle_time"`
+	Resources Resources `json:"resources"`
+}
+
+// Resources is the process's resource usage, in the shape upstream reports.
+type Resources struct {
+	CPUPercent float64     `json:"cpu_percent"`
+	Memory     MemoryUsage `json:"memory"`
+	Disk       DiskUsage   `json:"disk"`
+	IO         IOUsage     `json:"io"`
+}
+
+// MemoryUsage of the server process.
+type MemoryUsage struct {
+	RSS     int64   `json:"rss"`
+	VMS     int64   `json:"vms"`
+	Percent float64 `json:"percent"`
+}
+
+// DiskUsage of the root file system.
+type DiskUsage struct {
+	Total   int64   `json:"total"`
+	Used    int64   `json:"used"`
+	Free    int64   `json:"free"`
+	Percent float64 `json:"percent"`
+}
+
+// IOUsage of the server process.
+type IOUsage struct {
+	ReadBytes  int64 `json:"read_bytes"`
+	WriteBytes int64 `json:"write_bytes"`
+}
+
+// serverInfo reports uptime, idle time and resources. It never waits for
+// actions, so it answers while a command runs.
+func (s *Server) serverInfo(c *gin.Context) {
+	info := ServerInfo{Resources: s.resources()}
+	if e := s.exec.Load(); e != nil {
+		info.Uptime = e.Uptime().Seconds()
+		info.IdleTime = e.IdleTime().Seconds()
+	} else {
+		// Still starting: nothing has run, so idle equals uptime.
+		info.Uptime = sinceSeconds(s.started)
+		info.IdleTime = info.Uptime
+	}
+	c.JSON(http.StatusOK, info)
+}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// APIKeyHeader carries the session API key.
+const APIKeyHeader = "X-Session-API-Key"
+
+// openPaths answer without the key: the host's readiness probe and the
+// resource report.
+var openPaths = map[string]bool{"/alive": true, "/server_info": true}
+
+// auth checks the session API key before routing, so unknown paths are
+// refused too and nothing reveals which routes exist.
+func (s *Server) auth(c *gin.Context) {
+	if s.opts.APIKey == "" || openPaths[c.Request.URL.Path] {
+		c.Next()
+		return
+	}
+	got := c.GetHeader(APIKeyHeader)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIKey)) != 1 {
+		detail(c, http.StatusForbidden, "Invalid API Key")
+		return
+	}
+	c.Next()
+}
+
+// recover turns a panic in a handler into the generic 500 envelope, so one
+// bad request cannot take the daemon down.
+func (s *Server) recover(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "path", c.Request.URL.Path, "panic", r)
+			detail(c, http.StatusInternalServerError, "An unexpected error occurred. Please try again later.")
+		}
+	}()
+	c.Next()
+}
+
+// logRequests logs each request. Readiness probes, which hosts send every
+// few seconds, log at debug level. Headers are never logged: they carry the
+// API key.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	level := slog.LevelInfo
+	if c.Request.URL.Path == "/alive" {
+		level = slog.LevelDebug
+	}
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "duration", time.Since(start)}
+	if t, ok := c.Get(actionTypeKey); ok {
+		attrs = append(attrs, "action", t)
+	}
+	s.log.Log(c.Request.Context(), level, "request", attrs...)
+}

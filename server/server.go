@@ -1,0 +1,95 @@
+// Package server is the HTTP API over an executor: the OpenHands-compatible
+// routes (/alive, /server_info, /execute_action, ...), the session API-key
+// check and the error envelopes. Handlers only decode, call the executor
+// and encode.
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/executor"
+)
+
+// Options configure a Server.
+type Options struct {
+	// APIKey, when set, must be sent as X-Session-API-Key on every route
+	// but /alive and /server_info.
+	APIKey string
+	// MaxBodyBytes bounds request bodies that are read into memory
+	// (uploads stream and are not bounded by it); default 64 MiB.
+	MaxBodyBytes int64
+	// Logger receives request logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves the API. It answers from the moment it is created; until
+// SetReady gives it an executor, /alive reports 503 and actions are refused,
+// so a host that polls /alive never sends an action too early.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	exec    atomic.Pointer[executor.Executor]
+	engine  *gin.Engine
+	started time.Time
+
+	cpuMu   sync.Mutex
+	cpuLast cpuSample
+}
+
+var ginMode sync.Once
+
+// New returns a Server.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 64 << 20
+	}
+	// gin keeps its mode in a package variable; set it once, before the
+	// first engine, rather than per server.
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	s := &Server{opts: opts, log: opts.Logger, started: time.Now()}
+	s.cpuLast = readCPUSample()
+	s.engine = s.routes()
+	return s
+}
+
+// SetReady hands the server a ready executor: from now on /alive is 200.
+func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
+
+// Handler returns the http.Handler of the API.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(s.recover, s.logRequests, s.auth)
+	r.NoRoute(func(c *gin.Context) { detail(c, http.StatusNotFound, "Not Found") })
+	r.NoMethod(func(c *gin.Context) { detail(c, http.StatusMethodNotAllowed, "Method Not Allowed") })
+
+	r.GET("/alive", s.alive)
+	r.GET("/server_info", s.serverInfo)
+	r.POST("/execute_action", s.executeAction)
+	return r
+}
+
+// executor returns the ready executor, or answers 503 and returns nil.
+func (s *Server) executor(c *gin.Context) *executor.Executor {
+	e := s.exec.Load()
+	if e == nil {
+		detail(c, http.StatusServiceUnavailable, "Server is not ready")
+	}
+	return e
+}
+
+// detail writes the {"detail": ...} envelope every error uses.
+func detail(c *gin.Context, status int, msg string) {
+	c.AbortWithStatusJSON(status, gin.H{"detail": msg})
+}
