@@ -41,6 +41,8 @@ func codecByName(name string) (codec, bool) {
 	switch strings.ToLower(name) {
 	case "utf-8", "utf8", "ascii", "us-ascii":
 		return codec{}, true
+	case "iso-8859-1", "latin-1", "latin1":
+		return latin1, true
 	}
 	enc, err := ianaindex.IANA.Encoding(name)
 	if err != nil || enc == nil {
