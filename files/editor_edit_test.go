@@ -89,9 +89,9 @@ func TestStrReplace_Errors(t *testing.T) {
 func TestStrReplace_Matching(t *testing.T) {
 	tests := []struct {
 		name, content, old string
-		new            *string
-		want           string
-		output         string
+		new                *string
+		want               string
+		output             string
 	}{
 		{"stripped retry strips new_str too", "a\nline3\n", "  line3  \n", sp("  L3  "), "a\nL3\n", ""},
 		{"null new_str deletes", "a\nb\nc\n", "b\n", nil, "a\nc\n", ""},

@@ -88,6 +88,17 @@ func (o ooxml) rels(part string) map[string]string {
 	}
 }
 
+// relID is an element's r:id, the namespaced "id" that names a relationship
+// (a plain "id" may sit beside it).
+func relID(se xml.StartElement) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == "id" && a.Name.Space != "" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
 func attr(se xml.StartElement, local string) string {
 	for _, a := range se.Attr {
 		if a.Name.Local == local {
@@ -239,7 +250,7 @@ func xlsxToMarkdown(o ooxml) (string, error) {
 			break
 		}
 		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "sheet" {
-			sheets = append(sheets, sheet{attr(se, "name"), rels[attr(se, "id")]})
+			sheets = append(sheets, sheet{attr(se, "name"), rels[relID(se)]})
 		}
 	}
 	c.Close()
@@ -398,7 +409,7 @@ func pptxToMarkdown(o ooxml) (string, error) {
 			break
 		}
 		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "sldId" {
-			slides = append(slides, rels[attr(se, "id")])
+			slides = append(slides, rels[relID(se)])
 		}
 	}
 	c.Close()

@@ -59,7 +59,7 @@ type Watchers struct {
 
 // Watch reports changes under dir (and, if recursive, in every directory
 // below it, including ones created later) on the returned channel until ctx
-// ends; then the channel is closed and the inotify instance released. dir
+// ends; the inotify instance is released before the channel closes. dir
 // must be an existing directory.
 func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
 	fi, err := os.Stat(dir)
@@ -93,7 +93,11 @@ func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-ch
 		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
 	go func() {
+		// In this order, so a closed channel means the inotify instance is
+		// gone and the slot is free.
+		defer close(w.out)
 		defer ws.release()
+		defer w.fw.Close()
 		w.run(ctx)
 	}()
 	return w.out, nil
@@ -167,8 +171,6 @@ func (w *watch) add(dir string, announce bool) error {
 }
 
 func (w *watch) run(ctx context.Context) {
-	defer close(w.out)
-	defer w.fw.Close()
 	var flush <-chan time.Time
 	var timer *time.Timer
 	for {
