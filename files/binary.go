@@ -21,6 +21,10 @@ func IsBinary(path string) bool {
 	if strings.HasSuffix(path, ".pyc") {
 		return true
 	}
+	// Only regular files are opened: opening a FIFO would block.
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false

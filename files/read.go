@@ -77,6 +77,10 @@ func Read(cwd, path string, start, end int) (string, error) {
 // readRegular reads the whole file at abs, turning "missing" and "is a
 // directory" into the agent-facing messages.
 func readRegular(cwd, abs string) ([]byte, error) {
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		// A FIFO or device could block forever or never end.
+		return nil, fmt.Errorf("read %s: not a regular file", abs)
+	}
 	data, err := os.ReadFile(abs)
 	switch {
 	case err == nil:

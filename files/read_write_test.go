@@ -244,3 +244,14 @@ func TestIsBinary(t *testing.T) {
 	}
 	assert.False(t, IsBinary(dir), "a directory is not binary")
 }
+
+func TestRead_FIFOIsRefusedNotAwaited(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(dir+"/pipe", 0o644))
+	assert.False(t, IsBinary(dir+"/pipe"))
+	_, err := Read(dir, "pipe", 0, -1)
+	require.Error(t, err)
+	_, ok := IsError(err)
+	assert.False(t, ok, "a server fault, not an agent-facing message")
+	assert.Contains(t, run(t, newTestEditor(t, dir), EditRequest{Command: CmdView, Path: dir + "/pipe"}), "ERROR:\nRan into ")
+}
