@@ -16,8 +16,14 @@
 //     oh_aci read; the observation's diff is Diff(path, res.OldContent,
 //     res.NewContent) ("" on an error).
 //
-// And per endpoint: ExtractZip for a zip upload, WriteZip for
-// download_files, List for list_files, Watchers.Watch for /watch.
+// And per endpoint: ExtractZip for a zip upload (after the upload is
+// streamed to a file), WriteZip for download_files (streamed straight into
+// the response), List for list_files, and one shared Watchers (its Max caps
+// concurrent watches) whose Watch feeds /watch until the request's context
+// ends.
+//
+// One Editor lives as long as the server (NewEditor(workdir)); Close it on
+// shutdown to remove its on-disk undo history.
 //
 // Errors: a *Error (see IsError) is a failure the agent should read, with
 // the exact upstream text; any other error is a server fault.
