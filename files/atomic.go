@@ -1,0 +1,144 @@
+package files
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Owner is the user and group a new file is given. -1 leaves that id as the
+// creating process has it, as in chown(2).
+type Owner struct {
+	UID, GID int
+}
+
+// KeepOwner leaves new files owned by the server process.
+var KeepOwner = Owner{UID: -1, GID: -1}
+
+func (o Owner) isKeep() bool { return o.UID < 0 && o.GID < 0 }
+
+// maxSymlinkHops bounds symlink resolution the way the kernel's ELOOP does.
+const maxSymlinkHops = 40
+
+// followLinks returns the path a write to p lands on: the final target of a
+// chain of symlinks, which may not exist yet (a write through a dangling link
+// creates its target, as open(2) does).
+func followLinks(p string) (string, error) {
+	for range maxSymlinkHops {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return "", &fs.PathError{Op: "open", Path: p, Err: syscall.ELOOP}
+}
+
+// fileIdentity is what a rewrite must carry over from the file it replaces.
+type fileIdentity struct {
+	mode     fs.FileMode
+	uid, gid int
+}
+
+func identityOf(fi fs.FileInfo) fileIdentity {
+	id := fileIdentity{mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), uid: -1, gid: -1}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.uid, id.gid = int(st.Uid), int(st.Gid)
+	}
+	return id
+}
+
+// chownError records that the content was written but the ownership or mode
+// could not be set; the file is in place.
+type chownError struct {
+	path string
+	err  error
+}
+
+func (e *chownError) Error() string {
+	return fmt.Sprintf("set owner and mode of %s: %v", e.path, e.err)
+}
+
+func (e *chownError) Unwrap() error { return e.err }
+
+// writeAtomic replaces the file at p (after following symlinks) with data:
+// it writes a temporary file in the same directory and renames it over the
+// target, so a reader sees the old or the new content, never a part. An
+// existing file keeps its mode and owner; a new one gets mode and owner.
+// A failure to set ownership is a *chownError after the content is in place.
+func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
+	target, err := followLinks(p)
+	if err != nil {
+		return err
+	}
+	id := fileIdentity{mode: mode, uid: owner.UID, gid: owner.GID}
+	if fi, err := os.Stat(target); err == nil {
+		if fi.IsDir() {
+			return &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
+		}
+		id = identityOf(fi)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Report the path the caller asked for, as open(2) on it would.
+			return &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
+		}
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	// chown before chmod: chown clears set-id bits that chmod restores.
+	var ownErr error
+	if id.uid >= 0 || id.gid >= 0 {
+		ownErr = tmp.Chown(id.uid, id.gid)
+	}
+	if err := tmp.Chmod(id.mode); err != nil && ownErr == nil {
+		ownErr = err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	done = true
+	if ownErr != nil {
+		return &chownError{path: target, err: ownErr}
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch operations, as WatchEvent.Op carries them.
+const (
+	OpCreate = "create"
+	OpWrite  = "write"
+	OpRemove = "remove"
+	OpRename = "rename"
+	OpChmod  = "chmod"
+)
+
+// WatchEvent is one change under a watched directory.
+type WatchEvent struct {
+	Path  string    `json:"path"`
+	Op    string    `json:"op"`
+	IsDir bool      `json:"is_dir"`
+	Time  time.Time `json:"time"`
+}
+
+// ErrTooManyWatchers is returned by Watch when the Watchers' cap is reached.
+var ErrTooManyWatchers = errors.New("too many concurrent watchers")
+
+// Defaults for Watchers.
+const (
+	DefaultMaxWatchers   = 16
+	DefaultCoalesce      = 50 * time.Millisecond
+	defaultMaxPending    = 4096
+	watchChannelCapacity = 256
+)
+
+// Watchers hands out file-system watches and caps how many run at once, so
+// clients cannot exhaust the kernel's inotify instances. The zero value uses
+// the defaults.
+type Watchers struct {
+	// Max is the number of concurrent watches; 0 means DefaultMaxWatchers.
+	Max int
+	// Coalesce is how long events are gathered before they are delivered;
+	// repeats of the same operation on the same path within it are merged.
+	// 0 means DefaultCoalesce.
+	Coalesce time.Duration
+
+	mu     sync.Mutex
+	active int
+}
+
+// Watch reports changes under dir (and, if recursive, in every directory
+// below it, including ones created later) on the returned channel until ctx
+// ends; the inotify instance is released before the channel closes. dir
+// must be an existing directory.
+func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("watch %s: not a directory", dir)
+	}
+	if err := ws.acquire(); err != nil {
+		return nil, err
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		ws.release()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	w := &watch{
+		fw:        fw,
+		recursive: recursive,
+		dirs:      map[string]bool{},
+		out:       make(chan WatchEvent, watchChannelCapacity),
+		coalesce:  ws.Coalesce,
+	}
+	if w.coalesce <= 0 {
+		w.coalesce = DefaultCoalesce
+	}
+	if err := w.add(filepath.Clean(dir), false); err != nil {
+		fw.Close()
+		ws.release()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	go func() {
+		// In this order, so a closed channel means the inotify instance is
+		// gone and the slot is free.
+		defer close(w.out)
+		defer ws.release()
+		defer w.fw.Close()
+		w.run(ctx)
+	}()
+	return w.out, nil
+}
+
+func (ws *Watchers) acquire() error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	limit := ws.Max
+	if limit <= 0 {
+		limit = DefaultMaxWatchers
+	}
+	if ws.active >= limit {
+		return fmt.Errorf("%w (limit %d)", ErrTooManyWatchers, limit)
+	}
+	ws.active++
+	return nil
+}
+
+func (ws *Watchers) release() {
+	ws.mu.Lock()
+	ws.active--
+	ws.mu.Unlock()
+}
+
+// Active returns how many watches are running.
+func (ws *Watchers) Active() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.active
+}
+
+type watch struct {
+	fw        *fsnotify.Watcher
+	recursive bool
+	dirs      map[string]bool // directories being watched
+	out       chan WatchEvent
+	coalesce  time.Duration
+	pending   []WatchEvent
+	seen      map[[2]string]bool
+}
+
+// add watches dir and, when recursive, the directories below it. With
+// announce, entries found inside are reported as created: they appeared
+// before their directory's watch could see them.
+func (w *watch) add(dir string, announce bool) error {
+	if err := w.fw.Add(dir); err != nil {
+		return err
+	}
+	w.dirs[dir] = true
+	if !w.recursive {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // gone or unreadable meanwhile: nothing below to watch
+	}
+	for _, ent := range entries {
+		p := filepath.Join(dir, ent.Name())
+		isDir := ent.IsDir()
+		if announce {
+			w.queue(WatchEvent{Path: p, Op: OpCreate, IsDir: isDir, Time: time.Now()})
+		}
+		if isDir {
+			if err := w.add(p, announce); err != nil {
+				slog.Debug("watch: add subdirectory", "path", p, "err", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *watch) run(ctx context.Context) {
+	var flush <-chan time.Time
+	var timer *time.Timer
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			slog.Warn("watch: event stream error", "err", err)
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+			if flush == nil && len(w.pending) > 0 {
+				timer = time.NewTimer(w.coalesce)
+				flush = timer.C
+			}
+		case <-flush:
+			flush, timer = nil, nil
+			if !w.deliver(ctx) {
+				return
+			}
+		}
+	}
+}
+
+// handle turns one fsnotify event into ours and keeps the set of watched
+// directories current.
+func (w *watch) handle(ev fsnotify.Event) {
+	now := time.Now()
+	p := filepath.Clean(ev.Name)
+	wasDir := w.dirs[p]
+	if ev.Has(fsnotify.Create) {
+		fi, err := os.Lstat(p)
+		isDir := err == nil && fi.IsDir()
+		w.queue(WatchEvent{Path: p, Op: OpCreate, IsDir: isDir, Time: now})
+		if isDir && w.recursive {
+			if err := w.add(p, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				slog.Debug("watch: add new directory", "path", p, "err", err)
+			}
+		}
+	}
+	if ev.Has(fsnotify.Write) {
+		w.queue(WatchEvent{Path: p, Op: OpWrite, Time: now})
+	}
+	if ev.Has(fsnotify.Remove) {
+		w.forget(p)
+		w.queue(WatchEvent{Path: p, Op: OpRemove, IsDir: wasDir, Time: now})
+	}
+	if ev.Has(fsnotify.Rename) {
+		w.forget(p)
+		w.queue(WatchEvent{Path: p, Op: OpRename, IsDir: wasDir, Time: now})
+	}
+	if ev.Has(fsnotify.Chmod) {
+		fi, err := os.Lstat(p)
+		w.queue(WatchEvent{Path: p, Op: OpChmod, IsDir: (err == nil && fi.IsDir()) || wasDir, Time: now})
+	}
+}
+
+// forget drops a directory that went away, and those below it, from the
+// watch list.
+func (w *watch) forget(p string) {
+	if !w.dirs[p] {
+		return
+	}
+	prefix := p + string(filepath.Separator)
+	for d := range w.dirs {
+		if d == p || len(d) > len(prefix) && d[:len(prefix)] == prefix {
+			delete(w.dirs, d)
+			_ = w.fw.Remove(d) // the kernel may already have dropped it
+		}
+	}
+}
+
+// queue adds an event to the batch being gathered, merging a repeat of the
+// same operation on the same path and dropping events past a bound so a
+// storm cannot grow memory without limit.
+func (w *watch) queue(ev WatchEvent) {
+	key := [2]string{ev.Path, ev.Op}
+	if w.seen == nil {
+		w.seen = map[[2]string]bool{}
+	}
+	if w.seen[key] {
+		return
+	}
+	if len(w.pending) >= defaultMaxPending {
+		slog.Warn("watch: dropping events in a burst", "path", ev.Path)
+		return
+	}
+	w.seen[key] = true
+	w.pending = append(w.pending, ev)
+}
+
+// deliver sends the gathered batch; it gives up when ctx ends so a client
+// that stopped reading cannot wedge the watch.
+func (w *watch) deliver(ctx context.Context) bool {
+	batch := w.pending
+	w.pending, w.seen = nil, nil
+	for _, ev := range batch {
+		select {
+		case w.out <- ev:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}

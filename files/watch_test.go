@@ -1,0 +1,186 @@
+package files
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// inotifyFDs counts this process's open inotify instances.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(target, "inotify") {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor reads events until one matches or the deadline passes (a safety
+// net against hanging, not a timing assertion).
+func waitFor(t *testing.T, ch <-chan WatchEvent, path, op string) WatchEvent {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			require.True(t, ok, "channel closed before %s %s", op, path)
+			if ev.Path == path && ev.Op == op {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s event for %s", op, path)
+		}
+	}
+}
+
+func startWatch(t *testing.T, ws *Watchers, dir string, recursive bool) (<-chan WatchEvent, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := ws.Watch(ctx, dir, recursive)
+	require.NoError(t, err)
+	// Wait for the watch to end so the next test starts with no inotify
+	// instance of ours still open.
+	t.Cleanup(func() {
+		cancel()
+		for range ch {
+		}
+	})
+	return ch, cancel
+}
+
+func TestWatch_EventsInNestedNewDirectories(t *testing.T) {
+	dir := t.TempDir()
+	ch, _ := startWatch(t, &Watchers{Coalesce: 10 * time.Millisecond}, dir, true)
+
+	// Created in one go: the inner levels exist before their watch does and
+	// are reported from the scan.
+	require.NoError(t, os.MkdirAll(dir+"/a/b/c", 0o755))
+	assert.True(t, waitFor(t, ch, dir+"/a", OpCreate).IsDir)
+	assert.True(t, waitFor(t, ch, dir+"/a/b/c", OpCreate).IsDir)
+
+	f := dir + "/a/b/c/f.txt"
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	ev := waitFor(t, ch, f, OpCreate)
+	assert.False(t, ev.IsDir)
+	assert.False(t, ev.Time.IsZero())
+	waitFor(t, ch, f, OpWrite)
+
+	require.NoError(t, os.Rename(f, dir+"/a/g.txt"))
+	waitFor(t, ch, f, OpRename)
+	waitFor(t, ch, dir+"/a/g.txt", OpCreate)
+
+	require.NoError(t, os.Chmod(dir+"/a/g.txt", 0o600))
+	waitFor(t, ch, dir+"/a/g.txt", OpChmod)
+
+	require.NoError(t, os.Remove(dir+"/a/g.txt"))
+	waitFor(t, ch, dir+"/a/g.txt", OpRemove)
+
+	require.NoError(t, os.RemoveAll(dir+"/a/b"))
+	assert.True(t, waitFor(t, ch, dir+"/a/b", OpRemove).IsDir)
+
+	// A directory made after the removal is watched afresh.
+	require.NoError(t, os.MkdirAll(dir+"/a/b2", 0o755))
+	waitFor(t, ch, dir+"/a/b2", OpCreate)
+	require.NoError(t, os.WriteFile(dir+"/a/b2/h", nil, 0o644))
+	waitFor(t, ch, dir+"/a/b2/h", OpCreate)
+}
+
+func TestWatch_NonRecursiveIgnoresSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(dir+"/sub", 0o755))
+	ch, _ := startWatch(t, &Watchers{Coalesce: 10 * time.Millisecond}, dir, false)
+	require.NoError(t, os.WriteFile(dir+"/sub/inner", nil, 0o644))
+	require.NoError(t, os.WriteFile(dir+"/top", nil, 0o644))
+	ev := waitFor(t, ch, dir+"/top", OpCreate)
+	assert.Equal(t, dir+"/top", ev.Path, "the inner file came first but was not reported")
+}
+
+func TestWatch_CoalescesBursts(t *testing.T) {
+	dir := t.TempDir()
+	// A long window so the whole burst lands in one batch.
+	ch, _ := startWatch(t, &Watchers{Coalesce: 500 * time.Millisecond}, dir, true)
+	f, err := os.Create(dir + "/f")
+	require.NoError(t, err)
+	for range 100 {
+		_, err := f.WriteString("x")
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+	require.NoError(t, os.WriteFile(dir+"/done", nil, 0o644))
+
+	var got []string
+	for ev := range ch {
+		got = append(got, filepath.Base(ev.Path)+":"+ev.Op)
+		if ev.Path == dir+"/done" && ev.Op == OpCreate {
+			break
+		}
+	}
+	assert.Equal(t, []string{"f:create", "f:write", "done:create"}, got)
+}
+
+func TestWatch_CancelReleasesInotify(t *testing.T) {
+	before := inotifyFDs(t)
+	ws := &Watchers{}
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(dir+"/x/y", 0o755))
+	ch, cancel := startWatch(t, ws, dir, true)
+	assert.Equal(t, before+1, inotifyFDs(t))
+	assert.Equal(t, 1, ws.Active())
+	cancel()
+	for range ch { // drained until closed
+	}
+	assert.Equal(t, before, inotifyFDs(t))
+	assert.Equal(t, 0, ws.Active())
+}
+
+func TestWatch_CapOnConcurrentWatchers(t *testing.T) {
+	ws := &Watchers{Max: 2}
+	dir := t.TempDir()
+	_, cancel1 := startWatch(t, ws, dir, false)
+	startWatch(t, ws, dir, false)
+	_, err := ws.Watch(context.Background(), dir, false)
+	assert.ErrorIs(t, err, ErrTooManyWatchers)
+
+	cancel1()
+	require.Eventually(t, func() bool { return ws.Active() == 1 }, 10*time.Second, 5*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = ws.Watch(ctx, dir, false)
+	assert.NoError(t, err, "a slot is free again")
+}
+
+func TestWatch_RefusesMissingOrFilePath(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f": ""})
+	ws := &Watchers{}
+	for _, p := range []string{dir + "/missing", dir + "/f"} {
+		_, err := ws.Watch(context.Background(), p, true)
+		assert.Error(t, err, p)
+	}
+	assert.Equal(t, 0, ws.Active())
+}
+
+func TestWatch_StalledReaderDoesNotWedgeCancel(t *testing.T) {
+	before := inotifyFDs(t)
+	dir := t.TempDir()
+	ws := &Watchers{Coalesce: time.Millisecond}
+	ch, cancel := startWatch(t, ws, dir, true)
+	for i := range 2 * watchChannelCapacity {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "f"+itoa(i)), nil, 0o644))
+	}
+	cancel() // nobody read a single event
+	for range ch {
+	}
+	assert.Equal(t, before, inotifyFDs(t))
+}

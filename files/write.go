@@ -1,0 +1,123 @@
+package files
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+var syscallEISDIR = syscall.EISDIR
+
+// newFileMode is the mode Write gives a file it creates.
+const newFileMode fs.FileMode = 0o664
+
+// Write implements the "write" action. path is resolved against cwd (see
+// Resolve); missing parent directories are created (owned by owner). A new
+// file gets every line of content followed by "\n" (so content always ends
+// up newline-terminated), mode 0664 and owner. An existing file keeps lines
+// [0, start) and [end, n) around the new lines (start 0 and end -1 replace
+// everything, and negative indexes count from the end as Python slices do),
+// and keeps its mode and owner. A symlink is written through to its target.
+// The file is replaced atomically: readers never see a partial write.
+//
+// Agent-facing failures are *Error values with the exact observation text:
+// a directory, an existing file that is not UTF-8, and content written but
+// ownership not settable. Other errors are server faults.
+func Write(cwd, path, content string, start, end int, owner Owner) error {
+	abs := Resolve(cwd, path)
+	if err := mkdirAllOwned(filepath.Dir(abs), owner); err != nil {
+		return fmt.Errorf("create parent of %s: %w", abs, err)
+	}
+
+	insert := strings.Split(content, "\n")
+	var out strings.Builder
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && fi.IsDir():
+		return errorf(nil, "Path is a directory: %s. You can only write to files", abs)
+	case err == nil:
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", abs, err)
+		}
+		if !utf8.Valid(data) {
+			return errorf(nil, "File could not be decoded as utf-8: %s", abs)
+		}
+		old := splitLinesKeepEnds(universalNewlines(string(data)))
+		if start != 0 {
+			out.WriteString(strings.Join(pyHead(old, start), ""))
+		}
+		for _, l := range insert {
+			out.WriteString(l + "\n")
+		}
+		if end != -1 {
+			out.WriteString(strings.Join(pyTail(old, end), ""))
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		for _, l := range insert {
+			out.WriteString(l + "\n")
+		}
+	default:
+		return fmt.Errorf("stat %s: %w", abs, err)
+	}
+
+	err = writeAtomic(abs, []byte(out.String()), newFileMode, owner)
+	var ce *chownError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return errorf(err, "File %s written, but failed to change ownership and permissions: %s", abs, pyOSError(&fs.PathError{Op: "chown", Path: abs, Err: ce.err}))
+	case errors.Is(err, fs.ErrNotExist):
+		return errorf(err, "File not found: %s", abs)
+	case errors.Is(err, syscall.EISDIR):
+		return errorf(err, "Path is a directory: %s. You can only write to files", abs)
+	}
+	return fmt.Errorf("write %s: %w", abs, err)
+}
+
+// pyIndex turns a Python slice bound into an index in [0, n].
+func pyIndex(k, n int) int {
+	if k < 0 {
+		k += n
+	}
+	return min(max(k, 0), n)
+}
+
+// pyHead mirrors Python's s[:k]; pyTail mirrors s[k:].
+func pyHead(s []string, k int) []string { return s[:pyIndex(k, len(s))] }
+
+func pyTail(s []string, k int) []string { return s[pyIndex(k, len(s)):] }
+
+// mkdirAllOwned creates dir and its missing parents, giving each directory it
+// creates to owner.
+func mkdirAllOwned(dir string, owner Owner) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAllOwned(parent, owner); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	if !owner.isKeep() {
+		if err := os.Lchown(dir, owner.UID, owner.GID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

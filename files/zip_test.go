@@ -1,0 +1,216 @@
+package files
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type zipEntry struct {
+	name, body string
+	mode       fs.FileMode
+}
+
+func makeZip(t *testing.T, entries ...zipEntry) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "up.zip")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
+		if e.mode != 0 {
+			h.SetMode(e.mode)
+		}
+		w, err := zw.CreateHeader(h)
+		require.NoError(t, err)
+		_, err = io.WriteString(w, e.body)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+	return p
+}
+
+func TestExtractZip_WritesTreeWithOwner(t *testing.T) {
+	dest := t.TempDir()
+	owner := Owner{UID: os.Getuid(), GID: os.Getgid()}
+	if os.Geteuid() == 0 {
+		owner = Owner{UID: 1234, GID: 2345}
+	}
+	zp := makeZip(t,
+		zipEntry{name: "test_dir/"},
+		zipEntry{name: "test_dir/file1.txt", body: "one"},
+		zipEntry{name: "test_dir/sub/run.sh", body: "#!/bin/sh", mode: 0o755},
+		zipEntry{name: "test_dir/link", body: "file1.txt", mode: fs.ModeSymlink | 0o777},
+	)
+	require.NoError(t, ExtractZip(context.Background(), zp, dest, owner))
+	assert.Equal(t, "one", readFile(t, dest+"/test_dir/file1.txt"))
+	assert.Equal(t, "one", readFile(t, dest+"/test_dir/link"), "inside symlink kept")
+	fi, err := os.Stat(dest + "/test_dir/sub/run.sh")
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o755), fi.Mode().Perm(), "executable bit kept")
+	for _, p := range []string{"test_dir", "test_dir/sub", "test_dir/file1.txt", "test_dir/sub/run.sh", "test_dir/link"} {
+		fi, err := os.Lstat(filepath.Join(dest, p))
+		require.NoError(t, err)
+		st := fi.Sys().(*syscall.Stat_t)
+		assert.Equal(t, owner.UID, int(st.Uid), p)
+		assert.Equal(t, owner.GID, int(st.Gid), p)
+	}
+}
+
+func TestExtractZip_RefusesEscapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []zipEntry
+	}{
+		{"parent directory", []zipEntry{{name: "ok.txt", body: "x"}, {name: "../escaped.txt", body: "x"}}},
+		{"nested parent directory", []zipEntry{{name: "a/../../escaped.txt", body: "x"}}},
+		{"absolute name", []zipEntry{{name: "ok.txt", body: "x"}, {name: "/tmp/escaped.txt", body: "x"}}},
+		{"symlink to an absolute path", []zipEntry{{name: "ok.txt", body: "x"}, {name: "l", body: "/etc", mode: fs.ModeSymlink | 0o777}}},
+		{"symlink climbing out", []zipEntry{{name: "a/l", body: "../../x", mode: fs.ModeSymlink | 0o777}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			dest := filepath.Join(base, "dest")
+			require.NoError(t, os.Mkdir(dest, 0o755))
+			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, KeepOwner)
+			assert.ErrorIs(t, err, ErrUnsafeZipEntry)
+			entries, _ := os.ReadDir(dest)
+			assert.Empty(t, entries, "nothing written, not even the safe entries")
+			outside, _ := os.ReadDir(base)
+			assert.Len(t, outside, 1, "nothing written beside dest")
+		})
+	}
+}
+
+func TestExtractZip_ExistingSymlinkCannotRedirectWrites(t *testing.T) {
+	base := t.TempDir()
+	dest, outside := filepath.Join(base, "dest"), filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(dest, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dest, "evil")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "f"), filepath.Join(dest, "evilfile")))
+
+	err := ExtractZip(context.Background(), makeZip(t, zipEntry{name: "evil/pwned.txt", body: "x"}), dest, KeepOwner)
+	assert.Error(t, err)
+	err = ExtractZip(context.Background(), makeZip(t, zipEntry{name: "evilfile", body: "x"}), dest, KeepOwner)
+	assert.Error(t, err)
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
+func TestExtractZip_LargeEntryStreams(t *testing.T) {
+	// 64 MiB of zeros compresses to little; extraction must not hold it.
+	p := filepath.Join(t.TempDir(), "big.zip")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	w, err := zw.Create("big.bin")
+	require.NoError(t, err)
+	chunk := make([]byte, 1<<20)
+	for range 64 {
+		_, err = w.Write(chunk)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	dest := t.TempDir()
+	require.NoError(t, ExtractZip(context.Background(), p, dest, KeepOwner))
+	runtime.ReadMemStats(&after)
+	fi, err := os.Stat(dest + "/big.bin")
+	require.NoError(t, err)
+	assert.Equal(t, int64(64<<20), fi.Size())
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "allocated while extracting")
+}
+
+func zipNames(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		body, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		rc.Close()
+		out[f.Name] = string(body)
+	}
+	return out
+}
+
+func TestWriteZip_Layout(t *testing.T) {
+	dir := t.TempDir()
+	root := dir + "/knowledge"
+	writeFiles(t, dir, map[string]string{"knowledge/knowledge.md": "k", "knowledge/sub/deep.txt": "d", "knowledge/.hidden": "h", "other.txt": "o"})
+	require.NoError(t, os.MkdirAll(root+"/empty", 0o755))
+	require.NoError(t, os.Symlink("knowledge.md", root+"/link.md"))
+	require.NoError(t, os.Symlink("nowhere", root+"/broken"))
+	require.NoError(t, os.Symlink(dir, root+"/loop"))
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteZip(context.Background(), &buf, root))
+	got := zipNames(t, buf.Bytes())
+	assert.Equal(t, map[string]string{"knowledge.md": "k", "sub/deep.txt": "d", ".hidden": "h", "link.md": "k"}, got)
+}
+
+func TestWriteZip_RegularFileGivesEmptyZip(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"f.txt": "x"})
+	var buf bytes.Buffer
+	require.NoError(t, WriteZip(context.Background(), &buf, dir+"/f.txt"))
+	assert.Empty(t, zipNames(t, buf.Bytes()))
+}
+
+func TestWriteZip_MissingRoot(t *testing.T) {
+	err := WriteZip(context.Background(), io.Discard, t.TempDir()+"/nope")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestWriteZip_StopsWhenCancelled(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "x", "b": "y"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, WriteZip(ctx, io.Discard, dir), context.Canceled)
+}
+
+func TestZip_RoundTrip(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"a.txt": "A", "d/b.txt": "B", "d/e/c.txt": "C"})
+	zp := filepath.Join(t.TempDir(), "x.zip")
+	f, err := os.Create(zp)
+	require.NoError(t, err)
+	require.NoError(t, WriteZip(context.Background(), f, src))
+	require.NoError(t, f.Close())
+	dest := t.TempDir()
+	require.NoError(t, ExtractZip(context.Background(), zp, dest, KeepOwner))
+	var names []string
+	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dest, p)
+			names = append(names, rel+"="+readFile(t, p))
+		}
+		return nil
+	})
+	sort.Strings(names)
+	assert.Equal(t, []string{"a.txt=A", "d/b.txt=B", "d/e/c.txt=C"}, names)
+}
