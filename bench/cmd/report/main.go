@@ -1,0 +1,127 @@
+// Command report runs every benchmark scenario, prints the results table
+// and writes it to bench/RESULTS.md with a description of the machine.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/actionserver/actionserver/bench"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "fewer iterations (a smoke run)")
+	out := flag.String("out", "bench/RESULTS.md", "where to write the table (empty: do not write)")
+	only := flag.String("only", "", "run only scenarios whose name contains this")
+	flag.Parse()
+	if err := run(*quick, *out, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+// scenarios lists what is measured, in table order.
+var scenarios = []bench.Scenario{
+	bench.ShellLatency,
+	bench.Startup,
+}
+
+func run(quick bool, outPath, only string) error {
+	tmp, err := os.MkdirTemp("", "bench-run-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	env := &bench.Env{BinDir: filepath.Join(tmp, "bin"), Home: filepath.Join(tmp, "home"), Quick: quick,
+		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
+	if err := os.MkdirAll(env.Home, 0o755); err != nil {
+		return err
+	}
+	for _, cmd := range []string{"action-server", "actionctl"} {
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), "./cmd/"+cmd)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %w\n%s", cmd, err, b)
+		}
+	}
+
+	ctx := context.Background()
+	var rows []bench.Row
+	for _, s := range scenarios {
+		if only != "" && !strings.Contains(s.Name, only) {
+			continue
+		}
+		env.Logf("running %s ...", s.Name)
+		start := time.Now()
+		r, err := s.Run(ctx, env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		env.Logf("  %s done in %v", s.Name, time.Since(start).Round(time.Millisecond))
+		rows = append(rows, r...)
+	}
+
+	table := render(rows)
+	fmt.Print(table)
+	if outPath == "" {
+		return nil
+	}
+	f, err := os.Create(outPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "# Benchmark results\n\nWritten by `make bench` on %s.\n\nMachine: %s\n\n",
+		time.Now().UTC().Format("2006-01-02"), machine())
+	fmt.Fprint(f, "Each row is measured in the same run as its floor: the cheapest way to do the same work on this machine. Latencies are percentiles over repeated runs; sizes are medians.\n\n")
+	_, err = io.WriteString(f, table)
+	return err
+}
+
+func render(rows []bench.Row) string {
+	var b strings.Builder
+	b.WriteString("| metric | this server | floor | ratio | target | met |\n|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		met := ""
+		if r.OK != nil {
+			met = "yes"
+			if !*r.OK {
+				met = "**no**"
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.Metric, r.Value, dash(r.Floor), dash(r.Ratio), dash(r.Target), met)
+	}
+	return b.String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// machine describes the CPU and core count.
+func machine() string {
+	model := "unknown CPU"
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+		f.Close()
+	}
+	return fmt.Sprintf("%d cores, %s, %s/%s, %s", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}

@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/shell"
+)
+
+// ShellLatency measures the round trip of `true`: (a) the floor, a bare
+// bash on a PTY fed `true` plus a marker; (b) through shell.Session in
+// process; (c) through HTTP with the Go client.
+var ShellLatency = Scenario{Name: "shell round trip", Run: runShellLatency}
+
+func runShellLatency(ctx context.Context, env *Env) ([]Row, error) {
+	n := env.Iterations(2000)
+	floor, err := ptyFloor(n)
+	if err != nil {
+		return nil, fmt.Errorf("pty floor: %w", err)
+	}
+	inproc, err := sessionLatency(ctx, env, n)
+	if err != nil {
+		return nil, fmt.Errorf("in-process: %w", err)
+	}
+	s, err := StartServer(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Stop()
+	var viaHTTP []time.Duration
+	for i := range n + n/10 {
+		start := time.Now()
+		obs, err := s.Client.Run(ctx, "true", client.RunOptions{Timeout: 10 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		if obs.Metadata.ExitCode != 0 {
+			return nil, fmt.Errorf("true exited %d", obs.Metadata.ExitCode)
+		}
+		if i >= n/10 { // warm-up excluded
+			viaHTTP = append(viaHTTP, time.Since(start))
+		}
+	}
+	f50, f99 := Percentile(floor, 50), Percentile(floor, 99)
+	i50, i99 := Percentile(inproc, 50), Percentile(inproc, 99)
+	h50, h99 := Percentile(viaHTTP, 50), Percentile(viaHTTP, 99)
+	return []Row{
+		{Metric: "`true`, raw PTY (floor) p50 / p99", Value: Ms(f50) + " / " + Ms(f99)},
+		{Metric: "`true` via shell.Session p50 / p99", Value: Ms(i50) + " / " + Ms(i99),
+			Floor: Ms(f50), Ratio: Ratio(float64(i50), float64(f50))},
+		{Metric: "`true` via HTTP p50", Value: Ms(h50), Floor: Ms(f50),
+			Ratio: Ratio(float64(h50), float64(f50)), Target: "≤ 1 ms", OK: Check(h50 <= time.Millisecond)},
+		{Metric: "`true` via HTTP p99", Value: Ms(h99), Floor: Ms(f99),
+			Ratio: Ratio(float64(h99), float64(f99)), Target: "≤ 3 ms", OK: Check(h99 <= 3*time.Millisecond)},
+	}, nil
+}
+
+// ptyFloor runs a bare bash on a PTY and times `true` followed by a marker
+// the shell prints. The typed marker differs from the printed one so the
+// terminal's echo cannot end the read early.
+func ptyFloor(n int) ([]time.Duration, error) {
+	cmd := exec.Command("bash", "--norc", "--noprofile")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "PS1=", "PS2=", "TERM=dumb"}
+	f, err := pty.Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		f.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	buf := make([]byte, 4096)
+	var acc []byte
+	roundTrip := func() error {
+		acc = acc[:0]
+		if _, err := f.Write([]byte("true; echo __M\"\"__\n")); err != nil {
+			return err
+		}
+		for !bytes.Contains(acc, []byte("__M__\r\n")) {
+			k, err := f.Read(buf)
+			if err != nil {
+				return err
+			}
+			acc = append(acc, buf[:k]...)
+		}
+		return nil
+	}
+	var out []time.Duration
+	for i := range n + n/10 {
+		start := time.Now()
+		if err := roundTrip(); err != nil {
+			return nil, err
+		}
+		if i >= n/10 {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+func sessionLatency(ctx context.Context, env *Env, n int) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp("", "bench-shell-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	s, err := shell.Start(ctx, shell.Options{Dir: dir,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + env.Home, "TERM=xterm-256color"}})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close(time.Second)
+	var out []time.Duration
+	for i := range n + n/10 {
+		start := time.Now()
+		res, err := s.Run(ctx, shell.Request{Command: "true", Timeout: 10 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		if !res.Finished {
+			return nil, fmt.Errorf("true did not finish: %+v", res)
+		}
+		if i >= n/10 {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+// Startup measures the binary from exec to the first 200 from /alive, and
+// its resident memory once idle.
+var Startup = Scenario{Name: "start-up and idle memory", Run: runStartup}
+
+func runStartup(ctx context.Context, env *Env) ([]Row, error) {
+	var ready []time.Duration
+	var rss []int64
+	for range env.Iterations(20) {
+		s, err := StartServer(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		ready = append(ready, s.Ready)
+		time.Sleep(500 * time.Millisecond)
+		r, err := RSS(s.Cmd.Process.Pid, false)
+		s.Stop()
+		if err != nil {
+			return nil, err
+		}
+		rss = append(rss, r)
+	}
+	r50 := Percentile(ready, 50)
+	var rssDur []time.Duration // reuse Percentile for the median
+	for _, r := range rss {
+		rssDur = append(rssDur, time.Duration(r))
+	}
+	m50 := int64(Percentile(rssDur, 50))
+	return []Row{
+		{Metric: "start to /alive (median)", Value: Ms(r50), Target: "≤ 15 ms", OK: Check(r50 <= 15*time.Millisecond)},
+		{Metric: "idle RSS (median)", Value: MB(m50), Target: "≤ 15 MB", OK: Check(m50 <= 15<<20)},
+	}, nil
+}

@@ -1,0 +1,37 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// BenchmarkRun_True measures one command round trip through a session.
+func BenchmarkRun_True(b *testing.B) {
+	s, err := Start(context.Background(), Options{Dir: b.TempDir(),
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "TERM=xterm-256color"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(time.Second)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := s.Run(ctx, Request{Command: "true", Timeout: 10 * time.Second}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScreen_PlainOutput measures rendering of ordinary line output.
+func BenchmarkScreen_PlainOutput(b *testing.B) {
+	chunk := []byte{}
+	for i := range 1000 {
+		chunk = append(chunk, []byte("line of ordinary output number "+string(rune('0'+i%10))+"\r\n")...)
+	}
+	s := newScreen(func([]byte) {}, nil)
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		s.Write(chunk)
+	}
+}
