@@ -30,14 +30,18 @@ type process struct {
 	nonce   string
 	dir     string // session files: rc and command
 	cmdFile string
-	uid     int
+	uid     int // for files the shell reads: -1 when it is the server's user
 	gid     int
+	// userUID and userGIDs are the shell's user, for resolving `which`.
+	userUID  int
+	userGIDs []int
 
 	exited     chan struct{} // closed once bash has exited and been reaped
 	exitStatus int           // valid after exited: exit code, or 128+signal
 	readerDone chan struct{}
 
 	lastOutput atomic.Int64 // unix nanos of the last byte read
+	settleT    *time.Timer  // finalizes quiet lines after settleQuiet
 
 	mu      sync.Mutex
 	scr     *screen
@@ -49,7 +53,16 @@ type process struct {
 	ready   chan struct{} // closed at the first prompt
 	prompt  Metadata      // from the most recent prompt
 	started bool          // the start marker of cur was seen
+	raw     map[*RawSubscriber]struct{}
+	// promptDone is closed when bash has printed its whole prompt and is
+	// about to read; replaced at each prompt.
+	promptDone chan struct{}
 }
+
+// settleQuiet is how long a line above the cursor must stay unchanged to be
+// final. Progress displays redraw faster, so they stay live; lines of a slow
+// command reach output readers within this delay.
+const settleQuiet = 200 * time.Millisecond
 
 type phase int
 
@@ -58,6 +71,7 @@ const (
 	phaseIdle                  // bash waits at its prompt
 	phaseRunning               // a command runs
 	phaseMeta                  // the prompt prints its metadata
+	phasePrompt                // the visible prompt, for a human attached
 )
 
 // Metadata is what the prompt reports after each command.
@@ -80,12 +94,18 @@ type Command struct {
 
 	out  *ring
 	done chan struct{} // closed when the command finished or the shell died
+	proc *process      // the bash it ran in; its mu guards the fields below
 
-	// Guarded by the owning process's mu.
+	changed  chan struct{} // closed at the next change; see Changed
 	finished time.Time
 	meta     Metadata
 	died     bool // the shell exited before the command finished
 	special  bool // a control key sent at the prompt, not a command
+	// incomplete marks a command that ends inside an unterminated
+	// construct. After the "unexpected EOF" error it causes inside eval,
+	// bash prints the prompt with the previous command's $? (it sets 2 only
+	// afterwards), so the status is corrected when that error is seen.
+	incomplete bool
 }
 
 // startProcess starts bash in opts.Dir and waits for its first prompt.
@@ -100,12 +120,21 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
 		ready:      make(chan struct{}),
+		promptDone: make(chan struct{}),
 		idle:       newRing(64 << 10),
 		uid:        -1,
 		gid:        -1,
 	}
-	if opts.Credential != nil {
-		p.uid, p.gid = int(opts.Credential.Uid), int(opts.Credential.Gid)
+	p.userUID, p.userGIDs = os.Getuid(), nil
+	if gs, err := os.Getgroups(); err == nil {
+		p.userGIDs = append(gs, os.Getgid())
+	}
+	if c := opts.Credential; c != nil {
+		p.uid, p.gid = int(c.Uid), int(c.Gid)
+		p.userUID, p.userGIDs = int(c.Uid), []int{int(c.Gid)}
+		for _, g := range c.Groups {
+			p.userGIDs = append(p.userGIDs, int(g))
+		}
 	}
 	sessDir, err := os.MkdirTemp(opts.TempDir, "action-server-shell-")
 	if err != nil {
@@ -165,6 +194,7 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	p.pid = c.Process.Pid
 	p.lastOutput.Store(time.Now().UnixNano())
 
+	p.settleT = time.AfterFunc(time.Hour, p.settle)
 	go p.readLoop()
 	go func() {
 		err := c.Wait()
@@ -204,10 +234,16 @@ func (p *process) readLoop() {
 	for {
 		n, err := p.pty.Read(buf)
 		if n > 0 {
-			p.lastOutput.Store(time.Now().UnixNano())
+			now := time.Now()
+			p.lastOutput.Store(now.UnixNano())
 			p.mu.Lock()
-			p.scr.Write(buf[:n])
+			p.scr.WriteAt(buf[:n], now)
+			if p.cur != nil {
+				p.cur.notify()
+			}
+			p.fanOutRaw(buf[:n])
 			p.mu.Unlock()
+			p.settleT.Reset(settleQuiet)
 		}
 		if err != nil {
 			// EIO: every holder of the slave is gone. Closed: we closed it.
@@ -216,6 +252,16 @@ func (p *process) readLoop() {
 			}
 			return
 		}
+	}
+}
+
+// settle finalizes lines that stopped changing, once output went quiet.
+func (p *process) settle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.scr.settle(time.Now(), settleQuiet)
+	if p.cur != nil {
+		p.cur.notify()
 	}
 }
 
@@ -228,6 +274,8 @@ func (p *process) sink(b []byte) {
 		}
 	case phaseMeta:
 		p.field = append(p.field, b...)
+	case phasePrompt:
+		// The prompt is for people attached to the terminal.
 	default:
 		p.idle.Write(b)
 	}
@@ -246,7 +294,14 @@ func (p *process) onOSC(cmd int, data []byte) {
 	switch rest[0] {
 	case markStart:
 		p.scr.flush()
-		if p.cur == nil || p.phase != phaseIdle {
+		if p.phase != phaseIdle {
+			return
+		}
+		if p.cur == nil {
+			// Someone attached to the terminal typed a command. It is
+			// theirs: keep it out of the agent's output.
+			p.idle = newRing(p.idle.limit)
+			p.phase = phaseRunning
 			return
 		}
 		// What the idle prompt collected: the echo of the trigger line,
@@ -267,6 +322,19 @@ func (p *process) onOSC(cmd int, data []byte) {
 		}
 		p.phase = phaseMeta
 		p.fields, p.field = p.fields[:0], p.field[:0]
+	case markPrompt:
+		p.scr.flush()
+		if p.phase == phaseIdle {
+			p.phase = phasePrompt
+		}
+	case markPromptEnd:
+		p.scr.flush()
+		if p.phase == phasePrompt {
+			p.phase = phaseIdle
+			if !isClosed(p.promptDone) {
+				close(p.promptDone)
+			}
+		}
 	case markField, markDone:
 		if p.phase != phaseMeta {
 			return
@@ -302,8 +370,12 @@ func idleText(r *ring) string {
 // command, if any, is done. Called with mu held.
 func (p *process) onPrompt() {
 	m := parseMetadata(p.fields)
+	m.PyInterpreterPath = which("python", p.fields[min(fieldPath, len(p.fields)-1)], m.WorkingDir, p.userUID, p.userGIDs)
 	p.prompt = m
 	p.phase = phaseIdle
+	if isClosed(p.promptDone) {
+		p.promptDone = make(chan struct{})
+	}
 	select {
 	case <-p.ready:
 	default:
@@ -312,11 +384,26 @@ func (p *process) onPrompt() {
 	}
 	if c := p.cur; c != nil {
 		c.meta = m
+		if c.incomplete && m.ExitCode != 2 && endedAtEOF(c.out) {
+			c.meta.ExitCode = 2
+		}
 		c.finished = time.Now()
 		p.cur = nil
 		p.started = false
 		close(c.done)
+		c.notify()
 	}
+}
+
+// endedAtEOF reports whether bash's end-of-input syntax error ends the
+// output.
+func endedAtEOF(out *ring) bool {
+	tail, _ := out.ReadFrom(out.total-512, -1)
+	t := strings.TrimSpace(string(tail))
+	i := strings.LastIndexByte(t, '\n')
+	last := t[i+1:]
+	return strings.Contains(last, "unexpected EOF while looking for matching") ||
+		strings.Contains(last, "syntax error: unexpected end of file")
 }
 
 func parseMetadata(f []string) Metadata {
@@ -334,12 +421,11 @@ func parseMetadata(f []string) Metadata {
 		return v
 	}
 	return Metadata{
-		ExitCode:          atoi(get(fieldExitCode)),
-		PID:               atoi(get(fieldPID)),
-		Username:          get(fieldUser),
-		Hostname:          get(fieldHost),
-		WorkingDir:        get(fieldPWD),
-		PyInterpreterPath: strings.TrimRight(get(fieldPython), "\r\n"),
+		ExitCode:   atoi(get(fieldExitCode)),
+		PID:        atoi(get(fieldPID)),
+		Username:   get(fieldUser),
+		Hostname:   get(fieldHost),
+		WorkingDir: get(fieldPWD),
 	}
 }
 
@@ -358,7 +444,12 @@ func (p *process) finishOnDeath() {
 		c.finished = time.Now()
 		p.cur = nil
 		close(c.done)
+		c.notify()
 	}
+	for sub := range p.raw {
+		sub.close()
+	}
+	p.raw = nil
 }
 
 // alive reports whether bash is still running.
@@ -378,21 +469,35 @@ func (p *process) run(c *Command) error {
 		return err
 	}
 	p.mu.Lock()
-	if p.cur != nil || p.phase != phaseIdle {
+	if p.cur != nil || (p.phase != phaseIdle && p.phase != phasePrompt) {
 		p.mu.Unlock()
 		return errors.New("shell is busy")
 	}
 	p.cur = c
 	p.started = false
 	p.mu.Unlock()
+	// Typed input waits in the terminal until bash reads it, so the
+	// trigger may go before the prompt is fully printed.
 	if err := resetTermios(p.pty); err != nil {
 		p.log.Warn("reset terminal mode", "error", err)
 	}
 	return p.write([]byte(triggerLine + "\n"))
 }
 
-// sendKeyAtPrompt sends a control key to bash itself, tracked as c.
-func (p *process) sendKeyAtPrompt(c *Command, key byte) error {
+// sendKeyAtPrompt sends a control key to bash itself, tracked as c. A key
+// such as Ctrl-C becomes a signal at once, so it waits until bash has
+// printed its prompt and reads: a signal while it still runs the prompt
+// would be swallowed without a new prompt.
+func (p *process) sendKeyAtPrompt(ctx context.Context, c *Command, key byte) error {
+	p.mu.Lock()
+	ready := p.promptDone
+	p.mu.Unlock()
+	select {
+	case <-ready:
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	p.mu.Lock()
 	if p.cur != nil || p.phase != phaseIdle {
 		p.mu.Unlock()
@@ -402,7 +507,31 @@ func (p *process) sendKeyAtPrompt(c *Command, key byte) error {
 	p.cur = c
 	p.started = false
 	p.mu.Unlock()
-	return p.write([]byte{key})
+	if err := p.write([]byte{key}); err != nil {
+		return err
+	}
+	if key == 0x03 {
+		go p.repeatInterrupt(c)
+	}
+	return nil
+}
+
+// repeatInterrupt makes sure a Ctrl-C at the prompt gets its new prompt.
+// Bash can swallow a SIGINT that arrives while it reaps a job that just
+// died (a person would press Ctrl-C again); so if no prompt follows, it
+// signals bash directly a few times. No extra "^C" is echoed, and a
+// surplus prompt, with no command attached, changes nothing.
+func (p *process) repeatInterrupt(c *Command) {
+	for range 3 {
+		select {
+		case <-c.done:
+			return
+		case <-p.exited:
+			return
+		case <-time.After(500 * time.Millisecond):
+			_ = syscall.Kill(p.pid, syscall.SIGINT)
+		}
+	}
 }
 
 // writeCommandFile stores the command bash will read. The directory is
@@ -454,6 +583,9 @@ func (p *process) close(grace time.Duration) {
 	if p.cmd != nil {
 		<-p.exited
 		<-p.readerDone
+	}
+	if p.settleT != nil {
+		p.settleT.Stop()
 	}
 	os.RemoveAll(p.dir)
 }

@@ -15,20 +15,25 @@ import (
 //     not mangle '!', and an unclosed quote fails at once instead of leaving
 //     bash waiting for more input.
 //   - Markers are OSC escape sequences numbered 697 carrying a per-session
-//     nonce: "S" (from PS0) when bash starts the command, then from
-//     PROMPT_COMMAND "E", the metadata fields separated by "F", and "D".
-//     Metadata values are printed as plain text between markers, because an
-//     OSC string would end early on bytes that occur inside UTF-8 paths.
-//   - Nothing in the prompt forks: only builtins and prompt expansions, so a
-//     command's round trip stays near the raw terminal's.
+//     nonce: "S" (from PS0) when bash starts the command; then, from PS1,
+//     "E", the metadata fields separated by "F", and "D". PS1 is printed
+//     after bash's job notices ("[1]+ Done ..."), so those stay with the
+//     command that was running, as on a terminal. Metadata values are
+//     plain text between markers, because an OSC string would end early on
+//     bytes that occur inside UTF-8 paths.
+//   - Nothing in the prompt forks: PROMPT_COMMAND only saves $?, and PS1
+//     expands variables and prompt escapes. `which python` would fork, so
+//     the prompt reports $PATH and the server resolves python in it.
 const oscMarker = 697
 
 // markerKinds.
 const (
-	markStart = 'S'
-	markEnd   = 'E'
-	markField = 'F'
-	markDone  = 'D'
+	markStart     = 'S'
+	markEnd       = 'E'
+	markField     = 'F'
+	markDone      = 'D'
+	markPrompt    = 'P' // a visible prompt follows, for people attached
+	markPromptEnd = 'Q'
 )
 
 // metadata fields, in the order the prompt prints them.
@@ -38,21 +43,28 @@ const (
 	fieldUser
 	fieldHost
 	fieldPWD
-	fieldPython
+	fieldPath
 	numFields
 )
 
 // triggerLine is what the server types to run the command waiting in the
 // command file. It is fixed, so its echo is recognised and dropped, and
-// HISTIGNORE keeps it out of history (the command itself is added).
-// Everything but the eval runs with stderr discarded so `set -x` does not
-// trace it; `|| true` keeps `set -e` from exiting on read's EOF status. It
-// must not contain ':' (the HISTIGNORE separator).
-const triggerLine = `{ \builtin read -r -d '' __as_c <"$__as_f" || \builtin true; \builtin history -s -- "$__as_c"; __as_rt; } 2>/dev/null; \builtin eval "$__as_c"`
+// HISTIGNORE keeps it out of history (the command itself is added by
+// __as_in). __as_in runs with stderr discarded so `set -x` does not trace
+// it, and __as_rt gives the command the previous command's $?. (A
+// { ...; } group before the eval would confuse bash's parser after a syntax
+// error inside the eval; a function call does not.) It must not contain
+// ':', the HISTIGNORE separator.
+const triggerLine = `__as_in 2>/dev/null; __as_rt; \builtin eval "$__as_c"`
 
 // rcScript returns the rcfile bash starts with.
 func rcScript(nonce, cmdFile, dir string) string {
 	m := func(kind byte) string { return fmt.Sprintf(`\e]%d;%s;%c\a`, oscMarker, nonce, kind) }
+	// The metadata, then a prompt for people attached to the terminal,
+	// between markers that keep it out of every command's output.
+	ps1 := m(markEnd) + `${__as_ec}` + m(markField) + `${!:-}` + m(markField) + `\u` + m(markField) +
+		`\h` + m(markField) + `${PWD}` + m(markField) + `${PATH:-}` + m(markDone) +
+		m(markPrompt) + `\u@\h:\w\$ ` + m(markPromptEnd)
 	var b strings.Builder
 	b.WriteString(`# Written by action-server for one shell session.
 # bash reads only this file when started with --rcfile; read the usual ones.
@@ -63,20 +75,17 @@ set +o emacs +o vi 2>/dev/null
 alias git="git --no-pager"
 `)
 	fmt.Fprintf(&b, "__as_f=%s\n", shellQuote(cmdFile))
-	b.WriteString(`__as_u='\u' __as_h='\h'
-__as_pc() {
-  __as_ec=$?
-  \builtin printf '` + m(markEnd) + `%s` + m(markField) + `%s` + m(markField) + `%s` + m(markField) + `%s` + m(markField) + `%s` + m(markField) + `' "$__as_ec" "${!:-}" "${__as_u@P}" "${__as_h@P}" "$PWD"
-  \builtin type -P python 2>/dev/null || :
-  \builtin printf '` + m(markDone) + `'
-  PS1=''
-} 2>/dev/null
+	// PS1 is set again at every prompt, so a virtualenv's change to it
+	// cannot break the markers.
+	fmt.Fprintf(&b, "__as_ps1=%s\n", shellQuote(ps1))
+	b.WriteString(`__as_in() { \builtin read -r -d '' __as_c <"$__as_f" || \builtin true; \builtin history -s -- "$__as_c"; }
+__as_pc() { __as_ec=$?; PS1=$__as_ps1; } 2>/dev/null
 __as_rt() { [[ $- == *e* ]] && return 0; return "${__as_ec:-0}"; }
 unset PROMPT_COMMAND
 PROMPT_COMMAND=__as_pc
 `)
 	fmt.Fprintf(&b, "PS0='%s'\n", m(markStart))
-	b.WriteString("PS1=''\nPS2=''\n")
+	b.WriteString("PS1=$__as_ps1\nPS2=''\n")
 	// In a HISTIGNORE pattern a backslash escapes the next character.
 	pattern := strings.ReplaceAll(triggerLine, `\`, `\\`)
 	fmt.Fprintf(&b, "HISTIGNORE=\"${HISTIGNORE:+$HISTIGNORE:}\"%s\n", shellQuote(pattern))

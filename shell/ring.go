@@ -104,3 +104,8 @@ func (r *ring) ReadFrom(off int64, max int) (data []byte, lost int64) {
 	r.copyOut(data, off)
 	return data, lost
 }
+
+// release frees the storage; every byte counts as dropped from now on.
+func (r *ring) release() {
+	r.buf, r.head, r.size = nil, 0, 0
+}

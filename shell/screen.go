@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -23,9 +24,11 @@ import (
 type screen struct {
 	p *ansi.Parser
 
-	lines    [][]rune // live window; the cursor is always inside it
+	lines    [][]rune    // live window; the cursor is always inside it
+	mod      []time.Time // when each live line last changed
 	row, col int
-	liveSize int // runes held in lines, to bound memory
+	liveSize int       // runes held in lines, to bound memory
+	now      time.Time // time of the Write being processed
 
 	savedRow, savedCol int
 
@@ -51,7 +54,7 @@ const (
 )
 
 func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
-	s := &screen{sink: sink, osc: osc, lines: [][]rune{nil}}
+	s := &screen{sink: sink, osc: osc, lines: [][]rune{nil}, mod: []time.Time{{}}}
 	s.p = ansi.NewParser()
 	// Our markers are short; a bounded buffer keeps a hostile OSC from
 	// growing memory.
@@ -72,6 +75,13 @@ func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
 
 // Write feeds terminal output to the screen. It never fails.
 func (s *screen) Write(b []byte) (int, error) {
+	return s.WriteAt(b, time.Now())
+}
+
+// WriteAt is Write with the time the bytes arrived, which settle uses to
+// decide which lines stopped changing.
+func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
+	s.now = now
 	n := len(b)
 	for len(b) > 0 {
 		if s.p.State() == parser.GroundState {
@@ -89,7 +99,26 @@ func (s *screen) Write(b []byte) (int, error) {
 		s.p.Advance(b[0])
 		b = b[1:]
 	}
+	s.touch()
 	return n, nil
+}
+
+// touch records that the cursor's line changed now. Lines the cursor
+// visits are the only ones a program can change.
+func (s *screen) touch() {
+	if s.row >= 0 && s.row < len(s.mod) {
+		s.mod[s.row] = s.now
+	}
+}
+
+// settle finalizes the lines above the cursor that have not changed for
+// quiet, oldest first: a slow command's lines reach readers of the
+// finalized output promptly, while a display that keeps redrawing its lines
+// keeps them live.
+func (s *screen) settle(now time.Time, quiet time.Duration) {
+	for s.row > 0 && now.Sub(s.mod[0]) >= quiet {
+		s.popFirst()
+	}
 }
 
 func (s *screen) printASCII(b []byte) {
@@ -177,9 +206,11 @@ func (s *screen) execute(b byte) {
 }
 
 func (s *screen) lineFeed() {
+	s.touch()
 	s.row++
 	if s.row == len(s.lines) {
 		s.lines = append(s.lines, nil)
+		s.mod = append(s.mod, s.now)
 	}
 	s.trim()
 }
@@ -208,6 +239,7 @@ func (s *screen) popFirst() {
 	s.liveSize -= len(s.lines[0])
 	s.lines[0] = nil
 	s.lines = s.lines[1:]
+	s.mod = s.mod[1:]
 	s.row--
 	s.savedRow--
 }
@@ -232,6 +264,7 @@ func (s *screen) flush() {
 		s.popFirst()
 	}
 	s.emit(s.lines[0], false)
+	s.mod[0] = time.Time{}
 	s.lines[0] = s.lines[0][:0]
 	s.liveSize = 0
 	s.row, s.col = 0, 0
@@ -255,6 +288,8 @@ func (s *screen) csi(cmd ansi.Cmd, params ansi.Params) {
 	if cmd.Prefix() != 0 || cmd.Intermediate() != 0 {
 		return // private modes (?2004h ...) and the like change nothing visible
 	}
+	s.touch()
+	defer s.touch()
 	n := func(def int) int {
 		v, _, _ := params.Param(0, def)
 		if v < 1 {
@@ -319,6 +354,7 @@ func (s *screen) eraseDisplay(mode int) {
 			s.liveSize -= len(l)
 		}
 		s.lines = s.lines[:s.row+1]
+		s.mod = s.mod[:s.row+1]
 	case 1: // start to cursor
 		for i := range s.row {
 			s.liveSize -= len(s.lines[i])
@@ -327,6 +363,7 @@ func (s *screen) eraseDisplay(mode int) {
 		s.eraseLine(1)
 	case 2, 3: // whole screen, as `clear` does
 		s.lines = s.lines[:1]
+		s.mod = s.mod[:1]
 		s.lines[0] = s.lines[0][:0]
 		s.liveSize = 0
 		s.row = 0
@@ -337,6 +374,8 @@ func (s *screen) esc(cmd ansi.Cmd) {
 	if cmd.Intermediate() != 0 {
 		return
 	}
+	s.touch()
+	defer s.touch()
 	switch cmd.Final() {
 	case '7': // save cursor
 		s.savedRow, s.savedCol = s.row, s.col

@@ -144,6 +144,8 @@ type Session struct {
 	last    *Command
 	view    view // what the agent has seen of last
 	initial Metadata
+	history []*Command // recent commands, oldest first
+	started time.Time
 }
 
 // view is the agent's position in the output of the last command.
@@ -159,7 +161,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, log: opts.Logger, sem: make(chan struct{}, 1), cwd: opts.Dir}
+	s := &Session{opts: opts, log: opts.Logger, sem: make(chan struct{}, 1), cwd: opts.Dir, started: time.Now()}
 	p, err := startProcess(ctx, &s.opts, s.cwd, s.log)
 	if err != nil {
 		return nil, err
@@ -312,10 +314,11 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 	if unreported {
 		carried = s.completed(p, last, req, "").Content
 	}
-	c := s.newCommand(cmd)
+	c := s.newCommand(p, cmd)
+	c.incomplete = incompleteInput(cmd)
 	var err error
 	if key, ok := specialKey(cmd); ok {
-		err = p.sendKeyAtPrompt(c, key)
+		err = p.sendKeyAtPrompt(ctx, c, key)
 	} else {
 		err = p.run(c)
 	}
@@ -329,13 +332,15 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 	return res, err
 }
 
-func (s *Session) newCommand(text string) *Command {
+func (s *Session) newCommand(p *process, text string) *Command {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	c := &Command{ID: s.nextID, Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit), done: make(chan struct{})}
+	c := &Command{ID: s.nextID, Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit),
+		done: make(chan struct{}), proc: p}
 	s.last = c
 	s.view = view{}
+	s.remember(c)
 	return c
 }
 

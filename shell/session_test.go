@@ -47,6 +47,13 @@ func run(t *testing.T, s *Session, req Request) Result {
 
 func cmd(c string) Request { return Request{Command: c} }
 
+// done is a request expected to complete: it waits without the no-change
+// timeout (bounded by a hard one), so a loaded machine cannot turn a slow
+// completion into a spurious timeout.
+func done(c string, input bool) Request {
+	return Request{Command: c, IsInput: input, Blocking: true, Timeout: 30 * time.Second}
+}
+
 func TestRun_OutputAndExitCodes(t *testing.T) {
 	s := newSession(t, nil)
 	cases := []struct {
@@ -204,7 +211,7 @@ func TestRun_HardTimeoutKeepsCommandRunning(t *testing.T) {
 [Your command "ls" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `+"`is_input`"+` to `+"`true`"+`, you can interact with the current process: `+TimeoutMessage+"]", res.Suffix)
 	assert.Equal(t, -1, res.Metadata.ExitCode)
 
-	res = run(t, s, Request{Command: "C-c", IsInput: true})
+	res = run(t, s, done("C-c", true))
 	assert.True(t, res.Finished)
 	assert.Equal(t, 130, res.Metadata.ExitCode)
 	assert.Equal(t, "\n[The command completed with exit code 130. CTRL+C was sent.]", res.Suffix)
@@ -232,7 +239,7 @@ func TestRun_InteractiveInput(t *testing.T) {
 	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd(`read -p "Enter name: " name && echo "Hello $name"`))
 	assert.Equal(t, "Enter name:", res.Content)
-	res = run(t, s, Request{Command: "John", IsInput: true})
+	res = run(t, s, done("John", true))
 	assert.Equal(t, "Hello John", res.Content, "the typed input's echo is removed")
 	assert.True(t, res.Finished)
 
@@ -243,7 +250,7 @@ func TestRun_InteractiveInput(t *testing.T) {
 		assert.Contains(t, res.Suffix, `Your command "Alice" is NOT executed.`)
 		res = run(t, s, Request{Command: "Alice", IsInput: true})
 		assert.Equal(t, "Age:", res.Content)
-		res = run(t, s, Request{Command: "25", IsInput: true})
+		res = run(t, s, done("25", true))
 		assert.Equal(t, "Hello Alice, 25", res.Content)
 		assert.Equal(t, 0, res.Metadata.ExitCode)
 	}
@@ -252,19 +259,19 @@ func TestRun_InteractiveInput(t *testing.T) {
 func TestRun_ControlKeys(t *testing.T) {
 	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
 	run(t, s, cmd("cat"))
-	res := run(t, s, Request{Command: "C-d", IsInput: true})
+	res := run(t, s, done("C-d", true))
 	assert.True(t, res.Finished)
 	assert.Equal(t, "\n[The command completed with exit code 0. CTRL+D was sent.]", res.Suffix)
 
 	run(t, s, cmd("sleep 30"))
-	res = run(t, s, Request{Command: "C-z", IsInput: true})
+	res = run(t, s, done("C-z", true))
 	assert.True(t, res.Finished)
 	assert.Equal(t, 148, res.Metadata.ExitCode)
 	assert.Contains(t, res.Content, "Stopped")
-	run(t, s, cmd("kill -9 %1"))
+	run(t, s, done("kill -9 %1", false))
 
 	// A key at the prompt goes to bash itself.
-	res = run(t, s, cmd("C-c"))
+	res = run(t, s, done("C-c", false))
 	assert.Equal(t, 130, res.Metadata.ExitCode)
 	assert.Equal(t, "\n[The command completed with exit code 130. CTRL+C was sent.]", res.Suffix)
 }

@@ -54,6 +54,14 @@ func SplitCommands(text string) []string {
 	return cmds
 }
 
+// incompleteInput reports whether text ends inside an unterminated
+// construct (quote, heredoc, compound command): bash then fails with an
+// "unexpected EOF" error.
+func incompleteInput(text string) bool {
+	_, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	return err != nil && syntax.IsIncomplete(err)
+}
+
 // stmtExtent returns where a statement starts and ends in the source, with
 // the heredoc bodies it owns (which the parser places after the statement's
 // own end).

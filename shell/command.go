@@ -1,0 +1,125 @@
+package shell
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// CommandStatus is a snapshot of a command.
+type CommandStatus struct {
+	ID      int64
+	Text    string
+	Started time.Time
+	// Running is true until the prompt came back or the shell died.
+	Running  bool
+	Finished time.Time
+	// Died reports that the shell exited before the command finished;
+	// Metadata.ExitCode is then the shell's exit status.
+	Died bool
+	// Metadata is valid once the command is no longer running.
+	Metadata Metadata
+	// OutputStart and OutputEnd delimit the output still kept, as byte
+	// offsets from the command's first byte of output.
+	OutputStart, OutputEnd int64
+}
+
+// Status returns a snapshot of c.
+func (c *Command) Status() CommandStatus {
+	c.proc.mu.Lock()
+	defer c.proc.mu.Unlock()
+	st := CommandStatus{ID: c.ID, Text: c.Text, Started: c.Started, Running: !isClosed(c.done),
+		OutputStart: c.out.start(), OutputEnd: c.out.total}
+	if !st.Running {
+		st.Finished, st.Died, st.Metadata = c.finished, c.died, c.meta
+	}
+	return st
+}
+
+// Done is closed when the command has finished or its shell died.
+func (c *Command) Done() <-chan struct{} { return c.done }
+
+// Changed returns a channel that is closed the next time the command's
+// output or state changes. Take it before reading, then wait on it, so no
+// change is missed. Waiting never holds anything up: the writer only closes
+// channels, so a slow or stalled reader cannot slow the command or other
+// readers.
+func (c *Command) Changed() <-chan struct{} {
+	c.proc.mu.Lock()
+	defer c.proc.mu.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.changed
+}
+
+// notify wakes the readers waiting on Changed. Called with proc.mu held.
+func (c *Command) notify() {
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// Chunk is a piece of a command's finalized output.
+type Chunk struct {
+	// Offset is where Data starts; Next is the offset just after it, where
+	// the following read should start.
+	Offset, Next int64
+	Data         []byte
+	// Lost counts the bytes between the requested offset and Offset that
+	// were dropped because the output buffer overflowed.
+	Lost int64
+	// Tail is the text after Next that may still change (the line under the
+	// cursor, a progress display). It is not part of the offsets.
+	Tail string
+	// Done reports that the command finished and Data reaches the end of
+	// its output.
+	Done bool
+}
+
+// Read returns up to max bytes (max < 0: all) of the finalized output from
+// offset off. Data never ends inside a UTF-8 rune, and never starts inside
+// one: bytes of a rune cut by the buffer's drop count as lost.
+func (c *Command) Read(off int64, max int) Chunk {
+	c.proc.mu.Lock()
+	defer c.proc.mu.Unlock()
+	if off < 0 {
+		off = 0
+	}
+	data, lost := c.out.ReadFrom(off, max)
+	start := off + lost
+	if lost > 0 {
+		// The kept output may start in the middle of a rune.
+		skip := 0
+		for skip < len(data) && skip < utf8.UTFMax && !utf8.RuneStart(data[skip]) {
+			skip++
+		}
+		data, lost, start = data[skip:], lost+int64(skip), start+int64(skip)
+	}
+	if start+int64(len(data)) < c.out.total || !isClosed(c.done) {
+		// More may follow: do not end inside a rune.
+		data = data[:completeRunes(data)]
+	}
+	ch := Chunk{Offset: start, Next: start + int64(len(data)), Data: data, Lost: lost}
+	ch.Done = isClosed(c.done) && ch.Next == c.out.total
+	if !ch.Done && ch.Next == c.out.total {
+		ch.Tail = string(c.proc.liveText(c))
+	}
+	return ch
+}
+
+// completeRunes returns the length of the longest prefix of b that does not
+// end inside a UTF-8 rune.
+func completeRunes(b []byte) int {
+	n := len(b)
+	for i := 1; i <= utf8.UTFMax && i <= n; i++ {
+		if !utf8.RuneStart(b[n-i]) {
+			continue
+		}
+		if !utf8.FullRune(b[n-i:]) {
+			return n - i
+		}
+		break
+	}
+	return n
+}

@@ -1,0 +1,195 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readAll follows a command's output from offset 0 until it is done,
+// waiting on Changed between reads, and returns every byte once.
+func readAll(t *testing.T, c *Command, max int) []byte {
+	t.Helper()
+	var out []byte
+	off := int64(0)
+	deadline := time.After(time.Minute)
+	for {
+		changed := c.Changed()
+		ch := c.Read(off, max)
+		require.Zero(t, ch.Lost, "nothing may be dropped at this size")
+		require.Equal(t, off, ch.Offset)
+		out = append(out, ch.Data...)
+		off = ch.Next
+		if ch.Done {
+			return out
+		}
+		if len(ch.Data) > 0 {
+			continue
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("output did not finish")
+		}
+	}
+}
+
+func TestStart_OutputByOffsetIsCompleteAndExactlyOnce(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.Start(context.Background(), "seq 1 200000")
+	require.NoError(t, err)
+	got := readAll(t, c, 7777) // odd chunk size: offsets must still line up
+
+	want, err := exec.Command("seq", "1", "200000").Output()
+	require.NoError(t, err)
+	assert.Equal(t, sha256.Sum256(bytes.TrimSuffix(want, []byte("\n"))), sha256.Sum256(bytes.TrimSuffix(got, []byte("\n"))))
+	st := c.Status()
+	assert.False(t, st.Running)
+	assert.Equal(t, 0, st.Metadata.ExitCode)
+}
+
+func TestStart_BusyAndLookup(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.Start(context.Background(), "sleep 1; echo done")
+	require.NoError(t, err)
+	_, err = s.Start(context.Background(), "echo second")
+	assert.ErrorIs(t, err, ErrBusy)
+	running, ok := s.Running()
+	require.True(t, ok)
+	assert.Equal(t, c.ID, running.ID)
+	got, ok := s.Command(c.ID)
+	require.True(t, ok)
+	assert.Same(t, c, got)
+	<-c.Done()
+	assert.Equal(t, "done\n", string(c.Read(0, -1).Data), "the stream keeps the output as printed")
+
+	// The OpenHands path sees the same session.
+	res := run(t, s, cmd("echo after"))
+	assert.Equal(t, "after", res.Content)
+}
+
+func TestStart_TailShowsTheLineUnderTheCursor(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.Start(context.Background(), `read -p "Name: " n; echo "hi $n"`)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return c.Read(0, -1).Tail == "Name: " }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, s.Input("Ann", true))
+	<-c.Done()
+	assert.Equal(t, "Name: Ann\nhi Ann\n", string(c.Read(0, -1).Data))
+}
+
+func TestStart_QuietLinesBecomeFinalPromptly(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.Start(context.Background(), "echo first; sleep 5; echo second")
+	require.NoError(t, err)
+	// Without settling, "first" would wait for 100 more lines or the end.
+	require.Eventually(t, func() bool { return string(c.Read(0, -1).Data) == "first\n" }, 3*time.Second, 20*time.Millisecond)
+	require.NoError(t, s.Signal(syscall.SIGINT))
+}
+
+func TestSignal_EndsCommandNotSession(t *testing.T) {
+	s := newSession(t, nil)
+	run(t, s, cmd("mkdir -p here && cd here"))
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			c, err := s.Start(context.Background(), "sleep 60")
+			require.NoError(t, err)
+			time.Sleep(200 * time.Millisecond)
+			require.NoError(t, s.Signal(sig))
+			select {
+			case <-c.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("signal did not end the command")
+			}
+			st := c.Status()
+			assert.False(t, st.Died, "the shell survives")
+			assert.Equal(t, 128+int(sig), st.Metadata.ExitCode)
+			assert.True(t, strings.HasSuffix(run(t, s, cmd("pwd")).Content, "/here"), "cwd kept")
+		})
+	}
+	assert.ErrorIs(t, s.Signal(syscall.SIGINT), ErrNotRunning)
+}
+
+func TestSignal_InterruptsLoopInsideShell(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.Start(context.Background(), "while true; do :; done")
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	assert.Error(t, s.Signal(syscall.SIGTERM), "the loop runs in bash itself")
+	require.NoError(t, s.Signal(syscall.SIGINT))
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGINT did not stop the loop")
+	}
+	assert.Equal(t, 130, c.Status().Metadata.ExitCode)
+}
+
+func TestResize_ChangesTerminalSize(t *testing.T) {
+	s := newSession(t, nil)
+	assert.Equal(t, "1000", run(t, s, cmd("tput cols")).Content)
+	require.NoError(t, s.Resize(40, 132))
+	assert.Equal(t, "132", run(t, s, cmd("tput cols")).Content)
+	assert.Equal(t, "40", run(t, s, cmd("tput lines")).Content)
+}
+
+func TestKeyAndInput_NeedARunningCommand(t *testing.T) {
+	s := newSession(t, nil)
+	assert.ErrorIs(t, s.Input("x", true), ErrNotRunning)
+	assert.ErrorIs(t, s.Key("C-c"), ErrNotRunning)
+	c, err := s.Start(context.Background(), "cat")
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.Key("C-9x"), ErrUnknownKey)
+	require.NoError(t, s.Key("C-d"))
+	<-c.Done()
+}
+
+func TestRun_JobNoticesStayWithTheirCommand(t *testing.T) {
+	s := newSession(t, nil)
+	res := run(t, s, cmd("sleep 0.1 &"))
+	pid := res.Metadata.PID
+	res = run(t, s, cmd("sleep 0.6; echo fg"))
+	assert.Contains(t, res.Content, "fg")
+	assert.Contains(t, res.Content, "[1]+  Done", "the notice comes before the prompt, so with this command")
+	assert.NotContains(t, run(t, s, cmd("echo next")).Content, "Done")
+	assert.Equal(t, strconv.Itoa(pid), fmt.Sprint(pid))
+}
+
+func TestRun_SyntaxErrorExitsWithTwo(t *testing.T) {
+	s := newSession(t, nil)
+	run(t, s, cmd("(exit 3)"))
+	res := run(t, s, cmd("echo 'unclosed"))
+	assert.Equal(t, 2, res.Metadata.ExitCode)
+	run(t, s, cmd("(exit 3)"))
+	res = run(t, s, cmd("if then fi"))
+	assert.Equal(t, 2, res.Metadata.ExitCode)
+	assert.Equal(t, "2", run(t, s, cmd("echo 'x\ny' >/dev/null; (exit 2); echo $?")).Content)
+}
+
+func TestHistory_ForgetsOldCommandsAndTheirOutput(t *testing.T) {
+	s := newSession(t, nil)
+	var first *Command
+	for i := range historySize + 5 {
+		c, err := s.Start(context.Background(), "echo "+strconv.Itoa(i))
+		require.NoError(t, err)
+		<-c.Done()
+		if i == 0 {
+			first = c
+		}
+	}
+	_, ok := s.Command(first.ID)
+	assert.False(t, ok, "beyond the history size")
+	s.mu.Lock()
+	assert.Len(t, s.history, historySize)
+	s.mu.Unlock()
+}
