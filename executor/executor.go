@@ -52,6 +52,7 @@ type Executor struct {
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session
+	starting map[string]bool // ids reserved while their shell starts
 	closed   bool
 }
 
@@ -63,7 +64,8 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Executor{opts: opts, log: opts.Logger, started: time.Now(), sessions: map[string]*shell.Session{}}
+	e := &Executor{opts: opts, log: opts.Logger, started: time.Now(),
+		sessions: map[string]*shell.Session{}, starting: map[string]bool{}}
 	e.lastRun.Store(e.started.UnixNano())
 	s, err := shell.Start(ctx, e.shellOptions(opts.WorkDir))
 	if err != nil {

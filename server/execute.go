@@ -21,14 +21,8 @@ func (s *Server) executeAction(c *gin.Context) {
 	if e == nil {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			detail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", tooBig.Limit))
-			return
-		}
-		detail(c, http.StatusBadRequest, "Could not read request body: "+err.Error())
+	body, ok := s.readBody(c)
+	if !ok {
 		return
 	}
 	raw, err := actionField(body)
@@ -59,6 +53,36 @@ func (s *Server) executeAction(c *gin.Context) {
 		return
 	}
 	c.Data(http.StatusOK, "application/json", out)
+}
+
+// readBody reads a request body bounded by MaxBodyBytes, answering the
+// client itself when it cannot.
+func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			detail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", tooBig.Limit))
+			return nil, false
+		}
+		detail(c, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields, so a typo
+// in a native API request is reported rather than ignored.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("body holds more than one JSON value")
+	}
+	return nil
 }
 
 // actionField extracts the "action" object of an /execute_action body.

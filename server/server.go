@@ -77,6 +77,20 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/alive", s.alive)
 	r.GET("/server_info", s.serverInfo)
 	r.POST("/execute_action", s.executeAction)
+	r.GET("/openapi.json", s.openAPI)
+
+	r.GET("/sessions", s.listSessions)
+	r.POST("/sessions", s.createSession)
+	r.GET("/sessions/:id", s.getSession)
+	r.DELETE("/sessions/:id", s.deleteSession)
+	r.POST("/sessions/:id/commands", s.startCommand)
+	r.GET("/sessions/:id/commands/:cid", s.getCommand)
+	r.GET("/sessions/:id/commands/:cid/output", s.readOutput)
+	r.GET("/sessions/:id/commands/:cid/stream", s.streamOutput)
+	r.POST("/sessions/:id/input", s.sendInput)
+	r.POST("/sessions/:id/signal", s.sendSignal)
+	r.POST("/sessions/:id/resize", s.resize)
+	r.GET("/sessions/:id/attach", s.attach)
 	return r
 }
 

@@ -17,6 +17,7 @@ type config struct {
 	UserID        int // -1 when not given
 	EnableBrowser bool
 	EvalEnv       string
+	OutputBuffer  int // bytes of output kept per command; 0: the default
 	ShowVersion   bool
 	ShowHelp      bool
 }
@@ -36,6 +37,7 @@ Flags (OpenHands' command line is accepted as is):
   --enable-browser, --no-enable-browser
                              allow browser actions (default: enabled)
   --browsergym-eval-env ENV  BrowserGym evaluation environment
+  --output-buffer SIZE       output kept per command, e.g. 8M (default), 64M, 512K
   --version                  print the version and exit
 
 Environment: SESSION_API_KEY, NO_CHANGE_TIMEOUT_SECONDS, INIT_PLUGIN_TIMEOUT,
@@ -123,6 +125,11 @@ func parseArgs(args []string) (config, error) {
 			c.EnableBrowser = false
 		case "--browsergym-eval-env":
 			c.EvalEnv, err = next()
+		case "--output-buffer":
+			var v string
+			if v, err = next(); err == nil {
+				c.OutputBuffer, err = parseSize(v)
+			}
 		case "--version":
 			c.ShowVersion = true
 		case "-h", "--help":
@@ -141,6 +148,28 @@ func parseArgs(args []string) (config, error) {
 		return c, errors.New("Browser environment is not enabled in config, but browsergym_eval_env is set")
 	}
 	return c, nil
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix (powers
+// of 1024).
+func parseSize(s string) (int, error) {
+	mult := 1
+	switch strings.ToUpper(s[len(s)-min(1, len(s)):]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("--output-buffer: %q is not a size like 8M", s)
+	}
+	return n * mult, nil
 }
 
 func parsePort(s string) (int, error) {

@@ -26,6 +26,8 @@ func TestParseArgs(t *testing.T) {
 		{"plugins then port", "--plugins jupyter 8080",
 			config{Port: 8080, Host: "0.0.0.0", Plugins: []string{"jupyter"}, UserID: -1, EnableBrowser: true}},
 		{"defaults", "", config{Port: 8000, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}},
+		{"output buffer", "1 --output-buffer 64M",
+			config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBuffer: 64 << 20}},
 		{"eval env", "1 --browsergym-eval-env miniwob.click",
 			config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, EvalEnv: "miniwob.click"}},
 	}
@@ -46,6 +48,7 @@ func TestParseArgs_Errors(t *testing.T) {
 		{"--working-dir", "flag --working-dir needs a value"},
 		{"--user-id x", "is not a user id"},
 		{"--plugins", "--plugins needs at least one name"},
+		{"--output-buffer 8X", "is not a size"},
 		{"--no-enable-browser --browsergym-eval-env x", "Browser environment is not enabled in config, but browsergym_eval_env is set"},
 	}
 	for _, tc := range cases {

@@ -122,7 +122,7 @@ func setup(ctx context.Context, cfg config, log *slog.Logger) (*executor.Executo
 			_ = os.Chown(dl, u.UID, u.GID)
 		}
 	}
-	shellOpts := shell.Options{Logger: log}
+	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer}
 	if v := os.Getenv("NO_CHANGE_TIMEOUT_SECONDS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

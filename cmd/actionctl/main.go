@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,10 +37,10 @@ type app struct {
 
 func main() {
 	a := &app{stdout: os.Stdout, stderr: os.Stderr}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// No SIGINT handler here: Ctrl-C ends actionctl as usual, except
+	// where a command handles it (exec --follow forwards it).
 	root := a.rootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
+	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "actionctl:", err)
 		var usageErr *usageError
 		if errors.As(err, &usageErr) {
@@ -61,15 +60,22 @@ func (a *app) rootCmd() *cobra.Command {
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Long: `actionctl drives an action server from the host.
+
+Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
+2 usage error; 124 the command is still running (exec without --follow);
+130 interrupted.`,
 		Example: `  actionctl wait
   actionctl exec 'ls -la'
+  actionctl exec --follow 'make test'
+  actionctl session new --id build && actionctl exec --follow --session build 'npm ci'
   ACTION_SERVER_URL=http://10.0.0.5:31000 SESSION_API_KEY=secret actionctl info`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
-	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd())
+	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd())
 	return root
 }
 
@@ -95,6 +101,8 @@ func (a *app) waitCmd() *cobra.Command {
 
 func (a *app) execCmd() *cobra.Command {
 	var opts client.RunOptions
+	var followOut bool
+	var session string
 	c := &cobra.Command{
 		Use:   "exec COMMAND",
 		Short: "Run a command in the server's shell and exit with its exit code",
@@ -105,9 +113,16 @@ running; actionctl exits with 124. Run 'actionctl exec ""' to fetch more
 of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 		Example: `  actionctl exec 'make test'
   actionctl exec --timeout 10m --blocking 'npm ci'
-  actionctl exec --input C-c`,
+  actionctl exec --input C-c
+  actionctl exec --follow 'pytest -x'    # live output; Ctrl-C interrupts the remote command`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if followOut {
+				return a.follow(cmd.Context(), session, args[0])
+			}
+			if session != client.DefaultSession {
+				return &usageError{errors.New("--session needs --follow (run actions use the default session)")}
+			}
 			obs, err := a.client().Run(cmd.Context(), args[0], opts)
 			if err != nil {
 				var oe *client.ObservationError
@@ -119,6 +134,7 @@ of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 				return err
 			}
 			if a.json {
+				a.code = obsExitCode(obs.Metadata.ExitCode)
 				return a.printJSON(obs)
 			}
 			m := obs.Metadata
@@ -131,14 +147,7 @@ of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 			if m.ExitCode == -1 || m.Suffix != fmt.Sprintf("\n[The command completed with exit code %d.]", m.ExitCode) {
 				fmt.Fprintln(a.stderr, trimNewlines(m.Suffix))
 			}
-			switch {
-			case m.ExitCode == -1:
-				a.code = exitTimedOut
-			case m.ExitCode > 255 || m.ExitCode < 0:
-				a.code = exitError
-			default:
-				a.code = m.ExitCode
-			}
+			a.code = obsExitCode(m.ExitCode)
 			return nil
 		},
 	}
@@ -146,6 +155,8 @@ of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 	c.Flags().BoolVar(&opts.Blocking, "blocking", false, "wait for completion regardless of the no-change timeout")
 	c.Flags().BoolVar(&opts.IsInput, "input", false, "send COMMAND as input to the running command (C-c etc. as keys)")
 	c.Flags().BoolVar(&opts.Static, "static", false, "run in a fresh shell")
+	c.Flags().BoolVarP(&followOut, "follow", "f", false, "stream the output live until the command ends (resumes after dropped connections)")
+	c.Flags().StringVar(&session, "session", client.DefaultSession, "session to run in (with --follow)")
 	return c
 }
 
@@ -176,6 +187,15 @@ func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// obsExitCode maps a run observation's exit code to actionctl's: -1 (still
+// running) becomes 124.
+func obsExitCode(code int) int {
+	if code == -1 {
+		return exitTimedOut
+	}
+	return exitCode(code)
 }
 
 func envOr(key, def string) string {
