@@ -291,6 +291,10 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 	inst.history = []target.ID{c.Target.TargetID}
 	inst.closing = map[target.ID]bool{}
 
+	if err := inst.tabs[0].dismissDialogs(); err != nil {
+		b.stop(inst)
+		return nil, fmt.Errorf("watch dialogs: %w", err)
+	}
 	inst.downloads = newDownloadTracker()
 	if err := chromedp.ListenBrowser(root, inst.downloads.handle); err != nil {
 		b.stop(inst)

@@ -45,7 +45,20 @@ var testPages = map[string]string{
 	"/submitted.html": `<!DOCTYPE html><html><head><title>Submitted</title></head><body><h1>Form submitted</h1><p id="q"></p><script>document.getElementById('q').textContent = 'query ' + location.search;</script></body></html>`,
 	"/download.html":  `<!DOCTYPE html><html><body><h1>Download Test Page</h1><a href="/doc.pdf" download="doc.pdf">Download Test File</a></body></html>`,
 	"/iframe.html":    `<!DOCTYPE html><html><body><h1>Outer</h1><iframe src="/inner.html"></iframe></body></html>`,
-	"/inner.html":     `<!DOCTYPE html><html><body><button onclick="this.textContent='Inner clicked'">Inner button</button></body></html>`,
+	"/widgets.html": `<!DOCTYPE html><html><head><title>Widgets</title></head><body>
+<h1>Widgets</h1>
+<button onclick="alert('hi'); this.textContent='after alert'">Alert me</button>
+<button ondblclick="this.textContent='double clicked'">Double me</button>
+<div onmouseover="this.textContent='hovered'" style="width:200px;height:40px">Hover over me</div>
+<a href="/page2.html" target="_blank">Open popup</a>
+<div draggable="true" ondragstart="event.dataTransfer.setData('text/plain', 'x')" style="width:120px;height:40px">Drag me</div>
+<div ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent='dropped'" style="width:120px;height:40px">Drop here</div>
+<input type="file" onchange="document.getElementById('fname').textContent = 'File selected: ' + this.files[0].name">
+<p id="fname">No file yet</p>
+<div style="height:3000px">tall</div>
+<p>Bottom</p>
+</body></html>`,
+	"/inner.html": `<!DOCTYPE html><html><body><button onclick="this.textContent='Inner clicked'">Inner button</button></body></html>`,
 }
 
 const testPDF = "%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
@@ -139,11 +152,17 @@ func axElements(content string) map[string]string {
 	return out
 }
 
+// bidLine matches a line of the accessibility tree that has a bid.
+var bidLine = regexp.MustCompile(`^\s*\[([a-zA-Z0-9]+)\] (.*)$`)
+
 // bidOf finds the bid of the first element whose description contains text.
 func bidOf(t *testing.T, content, text string) string {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^\s*\[([a-zA-Z0-9]+)\] (.*)$`)
-	for _, m := range re.FindAllStringSubmatch(content, -1) {
+	for _, line := range strings.Split(content, "\n") {
+		m := bidLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
 		if strings.Contains(m[2], text) {
 			return m[1]
 		}

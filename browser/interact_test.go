@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -316,4 +317,126 @@ func TestInteract_BidsStayStableAcrossSteps(t *testing.T) {
 	second := interact(t, b, "noop(0)", false)
 
 	assert.Equal(t, axElements(first.Content), axElements(second.Content))
+}
+
+func TestInteract_WidgetActions(t *testing.T) {
+	base := serve(t)
+	b, dir := newTestBrowser(t)
+	upload := filepath.Join(dir, "upload_test.txt")
+	require.NoError(t, os.WriteFile(upload, []byte("data"), 0o644))
+
+	tests := []struct {
+		name   string
+		target string // text that finds the element
+		code   string // %s is its bid
+		want   string // text in the tree afterwards
+	}{
+		{"alert is dismissed", "button 'Alert me'", "click(%q)", "button 'after alert'"},
+		{"double click", "button 'Double me'", "dblclick(%q)", "button 'double clicked'"},
+		{"hover", "StaticText 'Hover over me'", "hover(%q)", "StaticText 'hovered'"},
+		{"upload", "button 'Choose File'", "upload_file(%q, " + fmt.Sprintf("%q", upload) + ")", "StaticText 'File selected: upload_test.txt'"},
+		{"upload relative to the work dir", "button 'Choose File'", "upload_file(%q, 'upload_test.txt')", "StaticText 'File selected: upload_test.txt'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := gotoPage(t, b, base+"/widgets.html")
+			bid := bidOfElement(t, obs.Content, tt.target)
+			obs = interact(t, b, fmt.Sprintf(tt.code, bid), false)
+			require.False(t, obs.Error, obs.LastBrowserActionError)
+			assert.Contains(t, obs.Content, tt.want)
+		})
+	}
+}
+
+// bidOfElement finds the bid of the element that a line describes, or of its
+// parent when the line is a text node without bid.
+func bidOfElement(t *testing.T, content, text string) string {
+	t.Helper()
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, text) {
+			continue
+		}
+		for j := i; j >= 0; j-- {
+			if m := bidLine.FindStringSubmatch(lines[j]); m != nil {
+				return m[1]
+			}
+		}
+	}
+	require.Failf(t, "no element", "no element with %q in:\n%s", text, content)
+	return ""
+}
+
+func TestInteract_DragAndDrop(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	obs := gotoPage(t, b, base+"/widgets.html")
+	from := bidOfElement(t, obs.Content, "StaticText 'Drag me'")
+	to := bidOfElement(t, obs.Content, "StaticText 'Drop here'")
+
+	obs = interact(t, b, fmt.Sprintf("drag_and_drop(%q, %q)", from, to), false)
+
+	require.False(t, obs.Error, obs.LastBrowserActionError)
+	assert.Contains(t, obs.Content, "StaticText 'dropped'")
+}
+
+func TestInteract_ScrollMovesThePage(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	obs := interact(t, b, fmt.Sprintf("goto(%q)", base+"/widgets.html"), true)
+	heading := bidOf(t, obs.Content, "heading 'Widgets'")
+	before := obs.ExtraElementProperties[heading].(map[string]any)["bbox"].([]float64)
+
+	obs = interact(t, b, "scroll(0, 500)", true)
+
+	require.False(t, obs.Error, obs.LastBrowserActionError)
+	assert.Equal(t, "scroll(0, 500)", obs.LastBrowserAction)
+	after := obs.ExtraElementProperties[heading].(map[string]any)["bbox"].([]float64)
+	assert.InDelta(t, before[1]-500, after[1], 1)
+}
+
+func TestInteract_LinkToNewPageOpensActiveTab(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	obs := gotoPage(t, b, base+"/widgets.html")
+	link := bidOf(t, obs.Content, "link 'Open popup'")
+
+	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
+
+	require.False(t, obs.Error, obs.LastBrowserActionError)
+	assert.Equal(t, []string{base + "/widgets.html", base + "/page2.html"}, obs.OpenPagesURLs)
+	assert.Equal(t, 1, obs.ActivePageIndex)
+	assert.Equal(t, base+"/page2.html", obs.URL)
+}
+
+func TestInteract_GotoThatNeverLoadsIsAnActionError(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	require.NoError(t, b.Start(stepCtx(t, 30*time.Second)))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	obs, err := b.Interact(ctx, fmt.Sprintf("goto(%q)", base+"/slow.html"), false)
+
+	require.NoError(t, err)
+	assert.NoError(t, ctx.Err(), "the step must return before its deadline")
+	assert.True(t, obs.Error)
+	assert.Regexp(t, `^TimeoutError: Page.goto: Timeout \d+ms exceeded.$`, obs.LastBrowserActionError)
+	assert.Contains(t, obs.Content, "heading 'Still loading'")
+}
+
+func TestNormalizeURL_GivesSchemes(t *testing.T) {
+	tests := map[string]string{
+		"http://localhost:8000": "http://localhost:8000",
+		"https://x.org/a":       "https://x.org/a",
+		"localhost:8000/a":      "http://localhost:8000/a",
+		"example.com":           "http://example.com",
+		"/tmp/a.html":           "file:///tmp/a.html",
+		"file:///tmp/a.html":    "file:///tmp/a.html",
+		"about:blank":           "about:blank",
+		"data:text/html,hi":     "data:text/html,hi",
+	}
+	for in, want := range tests {
+		assert.Equal(t, want, normalizeURL(in), in)
+	}
 }

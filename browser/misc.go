@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
@@ -48,9 +47,11 @@ func (s *step) scroll(args map[string]any) error {
 	}
 	tb := s.inst.activeTab()
 	return s.run(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := cdp.Call(ctx, t, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-			Type: input.DispatchMouseEventTypeMouseWheel, X: tb.mouseX, Y: tb.mouseY, DeltaX: dx, DeltaY: dy,
-		})
+		// Sent untyped: the typed parameters leave out a zero delta, which
+		// Chromium requires.
+		err := t.Call(ctx, input.DispatchMouseEvent.Method, map[string]any{
+			"type": input.DispatchMouseEventTypeMouseWheel, "x": tb.mouseX, "y": tb.mouseY, "deltaX": dx, "deltaY": dy,
+		}, nil)
 		if err != nil {
 			return err
 		}

@@ -88,13 +88,18 @@ func (b *Browser) Interact(ctx context.Context, code string, returnAXTree bool) 
 // and an absolute path file://.
 func normalizeURL(u string) string {
 	switch {
-	case strings.HasPrefix(u, "http"), strings.Contains(u, ":"):
+	case strings.HasPrefix(u, "http"), strings.Contains(u, "://"):
 		return u
 	case strings.HasPrefix(u, "/"):
 		return "file://" + u
-	default:
-		return "http://" + u
 	}
+	if scheme, _, ok := strings.Cut(u, ":"); ok {
+		switch strings.ToLower(scheme) {
+		case "about", "data", "javascript", "blob", "chrome", "view-source":
+			return u
+		}
+	}
+	return "http://" + u
 }
 
 // step runs one action under the lock: it makes sure Chromium runs, runs

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -134,7 +136,33 @@ func runFirst(ctx, tctx context.Context, cancel context.CancelFunc) (*tab, error
 		cancel()
 		return nil, ctx.Err()
 	}
-	return &tab{ctx: tctx, cancel: cancel, id: chromedp.FromContext(tctx).Target.TargetID}, nil
+	t := &tab{ctx: tctx, cancel: cancel, id: chromedp.FromContext(tctx).Target.TargetID}
+	if err := t.dismissDialogs(); err != nil {
+		cancel()
+		return nil, err
+	}
+	return t, nil
+}
+
+// dismissDialogs answers the JavaScript dialogs of the tab's page as
+// Playwright does when nobody handles them: dismissed, except beforeunload,
+// which is accepted so that navigations go on. A dialog left open would block
+// every later command to the page.
+func (t *tab) dismissDialogs() error {
+	return chromedp.Listen(t.ctx, func(ev any) {
+		e, ok := ev.(*page.EventJavascriptDialogOpening)
+		if !ok {
+			return
+		}
+		// The listener must not send commands itself.
+		go func() {
+			ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+			defer cancel()
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{
+				Accept: e.Type == page.DialogTypeBeforeunload,
+			})
+		}()
+	})
 }
 
 // closeTab closes the active tab and activates the most recent other one,
