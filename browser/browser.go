@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
@@ -69,6 +70,9 @@ type Browser struct {
 
 	// Download bookkeeping survives restarts: file_N numbering continues.
 	downloadCount int
+
+	// livePID is the running Chromium's pid, readable without mu.
+	livePID atomic.Int64
 }
 
 // instance is one running Chromium with its tabs.
@@ -129,9 +133,15 @@ func (b *Browser) Start(ctx context.Context) error {
 	return err
 }
 
-// Close ends Chromium and every process it started. Later actions fail with
+// Close ends Chromium and every process it started. An action in progress
+// ends at once with a failure observation; later actions fail with
 // ErrUnavailable. Close is idempotent.
 func (b *Browser) Close() error {
+	// Kill first, without the lock, so that a running step cannot hold
+	// Close up until its deadline.
+	if pid := b.livePID.Load(); pid > 0 {
+		killProcessGroup(int(pid))
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -262,12 +272,18 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache,MediaRouter,OptimizationHints"),
 		chromedp.WindowSize(viewportWidth, viewportHeight),
 		chromedp.ModifyCmdFunc(setProcessAttrs),
+		// Chromium keeps config and crash reports under these; keep them in
+		// the throwaway profile rather than the user's home.
+		chromedp.Env("XDG_CONFIG_HOME="+filepath.Join(udd, "config"), "XDG_CACHE_HOME="+filepath.Join(udd, "cache")),
 	)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	root, rootCancel := chromedp.NewContext(allocCtx)
+	// chromedp's cancel funcs wait for the browser, and a second call after
+	// a start that was cut short waits forever: call each at most once.
+	allocCancel, rootCancel = sync.OnceFunc(allocCancel), sync.OnceFunc(rootCancel)
 	inst := &instance{allocCancel: allocCancel, root: root, rootCancel: rootCancel, userDataDir: udd}
 
 	// The first Run binds Chromium's life to the context it gets, so it gets
@@ -277,10 +293,16 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 	select {
 	case err = <-started:
 	case <-ctx.Done():
+		// Canceling ends the start; wait for it so that nothing still
+		// writes the chromedp context below.
+		rootCancel()
+		allocCancel()
+		<-started
 		err = ctx.Err()
 	}
 	if c := chromedp.FromContext(root); c != nil && c.Browser != nil && c.Browser.Process() != nil {
 		inst.pid = c.Browser.Process().Pid
+		b.livePID.Store(int64(inst.pid))
 	}
 	if err != nil {
 		b.stop(inst)
@@ -320,6 +342,7 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 func (b *Browser) stop(inst *instance) {
 	if inst.pid > 0 {
 		killProcessGroup(inst.pid)
+		b.livePID.CompareAndSwap(int64(inst.pid), 0)
 	}
 	for _, t := range inst.tabs {
 		if t.cancel != nil {

@@ -150,7 +150,10 @@ func (b *Browser) step(ctx context.Context, trigger, action, askedURL string, re
 			// the download is announced.
 			dls = inst.downloads.waitBegin(ctx, mark, time.Second)
 		}
-		dl = b.collectDownload(ctx, dls, action)
+		// Leave time to read the page if the download does not finish.
+		dctx, cancel := context.WithTimeout(ctx, s.navBudget())
+		dl = b.collectDownload(dctx, dls, action)
+		cancel()
 	}
 
 	if err := inst.syncTabs(ctx); err != nil {
