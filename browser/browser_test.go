@@ -352,3 +352,27 @@ func TestBrowser_EagerStartsWithoutAnAction(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	assert.Eventually(t, func() bool { return b.pid() != 0 }, 20*time.Second, 50*time.Millisecond)
 }
+
+func TestBrowser_CloseEndsARunningStep(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	require.NoError(t, b.Start(stepCtx(t, 30*time.Second)))
+
+	done := make(chan *Observation, 1)
+	go func() {
+		obs, _ := b.Browse(stepCtx(t, 60*time.Second), base+"/slow.html", false)
+		done <- obs
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, b.Close())
+
+	select {
+	case obs := <-done:
+		require.NotNil(t, obs)
+		assert.True(t, obs.Error)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running step did not end when the browser closed")
+	}
+	assert.Less(t, time.Since(start), 10*time.Second)
+}

@@ -62,7 +62,8 @@ var releaseObjects chromedp.Action[chromedp.Void] = func(ctx context.Context, t 
 // step gets DefaultStepTimeout.
 func (b *Browser) Browse(ctx context.Context, url string, returnAXTree bool) (*Observation, error) {
 	url = normalizeURL(url)
-	action := fmt.Sprintf("goto(%q)", url)
+	// OpenHands writes the URL between quotes as it is, without escaping.
+	action := `goto("` + url + `")`
 	return b.step(ctx, TriggerBrowse, action, url, returnAXTree, func(s *step) (string, error) {
 		if err := s.navigate(url); err != nil {
 			return "", err
