@@ -86,6 +86,8 @@ type instance struct {
 	tabs    []*tab
 	active  int
 	history []target.ID // activation order, most recent last
+	// opened is the page that the last syncTabs adopted, if any.
+	opened *tab
 	// closing holds pages that this package closed and that may still be
 	// listed until Chromium finishes closing them.
 	closing map[target.ID]bool

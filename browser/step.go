@@ -160,6 +160,9 @@ func (b *Browser) step(ctx context.Context, trigger, action, askedURL string, re
 	if err := inst.syncTabs(ctx); err != nil {
 		return fail(err)
 	}
+	if inst.opened != nil && inst.opened == inst.activeTab() {
+		s.waitDocument()
+	}
 	st, err := s.extract(returnAXTree)
 	if err != nil {
 		return fail(err)
@@ -195,6 +198,24 @@ func (b *Browser) ready(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return inst, nil
+}
+
+// waitDocument gives a page that was just opened by another one (a link to a
+// new window) the time to get its document, as BrowserGym waits for
+// DOMContentLoaded of every page. It gives up silently after settleLoad.
+func (s *step) waitDocument() {
+	ctx, cancel := s.tabCtx(settleLoad)
+	defer cancel()
+	for ctx.Err() == nil {
+		state, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.readyState, location.href]`))
+		if err == nil && len(state) == 2 && state[0] != "loading" && state[1] != "about:blank" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // extract reads the active page, retrying while the page is between two

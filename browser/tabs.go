@@ -87,6 +87,7 @@ func (inst *instance) syncTabs(ctx context.Context) error {
 		inst.tabs = append(inst.tabs, t)
 		opened = t
 	}
+	inst.opened = opened
 	switch {
 	case opened != nil:
 		activeID = opened.id
