@@ -250,7 +250,7 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(udd)
+			removeProfile(udd)
 		}
 	}()
 	if err := os.MkdirAll(filepath.Join(udd, "Default"), 0o700); err != nil {
@@ -354,7 +354,25 @@ func (b *Browser) stop(inst *instance) {
 	inst.rootCancel()
 	inst.allocCancel()
 	if inst.userDataDir != "" {
-		os.RemoveAll(inst.userDataDir)
+		removeProfile(inst.userDataDir)
+	}
+}
+
+// removeProfile deletes a profile directory. Helpers that are still dying can
+// write into it after a first removal, so it kills them and tries again for a
+// short while.
+func removeProfile(dir string) {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		killed := killProfileProcesses(dir)
+		err := os.RemoveAll(dir)
+		if _, statErr := os.Stat(dir); err == nil && killed == 0 && os.IsNotExist(statErr) {
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -291,10 +291,13 @@ func TestBrowser_CloseEndsEveryChromiumProcess(t *testing.T) {
 	require.NotZero(t, pid)
 	members := processGroupMembers(pid)
 	require.NotEmpty(t, members)
+	profile := b.profileDir()
+	require.DirExists(t, profile)
 
 	require.NoError(t, b.Close())
 
 	assert.Eventually(t, func() bool { return len(processGroupMembers(pid)) == 0 }, 5*time.Second, 20*time.Millisecond)
+	assert.NoDirExists(t, profile)
 	_, err = b.Browse(stepCtx(t, 5*time.Second), base+"/page1.html", false)
 	assert.ErrorIs(t, err, ErrUnavailable)
 }

@@ -9,3 +9,13 @@ func (b *Browser) pid() int {
 	}
 	return b.inst.pid
 }
+
+// profileDir returns the profile directory of the running Chromium.
+func (b *Browser) profileDir() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inst == nil {
+		return ""
+	}
+	return b.inst.userDataDir
+}

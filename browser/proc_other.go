@@ -17,3 +17,6 @@ func killProcessGroup(pid int) {
 		_ = p.Kill()
 	}
 }
+
+// killProfileProcesses has no process table to search outside Linux.
+func killProfileProcesses(dir string) int { return 0 }
