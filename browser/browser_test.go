@@ -51,6 +51,7 @@ var testPages = map[string]string{
 <button ondblclick="this.textContent='double clicked'">Double me</button>
 <div onmouseover="this.textContent='hovered'" style="width:200px;height:40px">Hover over me</div>
 <a href="/page2.html" target="_blank">Open popup</a>
+<a href="/late.html">Late link</a>
 <div draggable="true" ondragstart="event.dataTransfer.setData('text/plain', 'x')" style="width:120px;height:40px">Drag me</div>
 <div ondragover="event.preventDefault()" ondrop="event.preventDefault(); this.textContent='dropped'" style="width:120px;height:40px">Drop here</div>
 <input type="file" onchange="document.getElementById('fname').textContent = 'File selected: ' + this.files[0].name">
@@ -83,6 +84,12 @@ func serveTB(t testing.TB) string {
 	mux.HandleFunc("/doc.pdf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/pdf")
 		io.WriteString(w, testPDF)
+	})
+	// A page that takes a while to answer, after a link to it was clicked.
+	mux.HandleFunc("/late.html", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><head><title>Late</title></head><body><h1>Late page</h1></body></html>")
 	})
 	// A page whose load never ends: the body stays open until the client
 	// goes away.

@@ -440,3 +440,16 @@ func TestNormalizeURL_GivesSchemes(t *testing.T) {
 		assert.Equal(t, want, normalizeURL(in), in)
 	}
 }
+
+func TestInteract_ClickWaitsForTheNavigationItStarted(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+	obs := gotoPage(t, b, base+"/widgets.html")
+	link := bidOf(t, obs.Content, "link 'Late link'")
+
+	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
+
+	require.False(t, obs.Error, obs.LastBrowserActionError)
+	assert.Equal(t, base+"/late.html", obs.URL)
+	assert.Contains(t, obs.Content, "heading 'Late page'")
+}
