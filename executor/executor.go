@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -37,6 +38,9 @@ type Options struct {
 	Shell shell.Options
 	// EnableBrowser reports whether browser actions are allowed.
 	EnableBrowser bool
+	// Browser configures the browser (its WorkDir defaults to WorkDir);
+	// Disabled is set from EnableBrowser.
+	Browser browser.Options
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
@@ -49,6 +53,8 @@ type Executor struct {
 	log     *slog.Logger
 	started time.Time
 	lastRun atomic.Int64 // unix nanos of the start of the last Execute
+
+	browser *browser.Browser
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session
@@ -72,6 +78,15 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		return nil, fmt.Errorf("start default shell: %w", err)
 	}
 	e.sessions[DefaultSession] = s
+	bo := opts.Browser
+	if bo.WorkDir == "" {
+		bo.WorkDir = opts.WorkDir
+	}
+	bo.Disabled = !opts.EnableBrowser
+	if bo.Logger == nil {
+		bo.Logger = e.log
+	}
+	e.browser = browser.New(bo)
 	return e, nil
 }
 
@@ -120,7 +135,7 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 	case *event.IPythonRunCell:
 		return nil, errors.New("JupyterRequirement not found. Unable to run IPython action.")
 	case *event.BrowseURL, *event.BrowseInteractive:
-		return &event.Error{Content: "Browser functionality is not supported or disabled."}, nil
+		return e.browse(ctx, a)
 	case *event.FileRead, *event.FileWrite, *event.FileEdit:
 		return &event.Error{Content: fmt.Sprintf("The %s action is not supported by this server yet.", a.Type())}, nil
 	}
@@ -136,6 +151,13 @@ func (e *Executor) Close(grace time.Duration) {
 	e.sessions = map[string]*shell.Session{}
 	e.mu.Unlock()
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := e.browser.Close(); err != nil {
+			e.log.Warn("close browser", "error", err)
+		}
+	}()
 	for _, s := range sessions {
 		wg.Add(1)
 		go func() {

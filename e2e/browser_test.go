@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/event"
+)
+
+func browserServer(t *testing.T) *server {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if _, err := os.Stat("/usr/lib/chromium/chromium"); err != nil {
+			t.Fatal("Chromium is not installed; run scripts/deps.sh")
+		}
+	}
+	ws := t.TempDir()
+	return startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws}})
+}
+
+func TestBrowse_PageServedFromTheSandbox(t *testing.T) {
+	s := browserServer(t)
+	ctx := ctxT(t)
+	_, err := os.Stat(s.WorkDir + "/.downloads")
+	require.NoError(t, err, "the downloads directory exists from the start")
+
+	port := freePort(t)
+	_, err = s.Client.Run(ctx, fmt.Sprintf("python3 -m http.server %d > server.log 2>&1 &", port), client.RunOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond)
+	t.Cleanup(func() { s.Client.Run(ctxT(t), "kill %1", client.RunOptions{}) })
+
+	timeout := 60.0
+	obs, err := s.Client.Execute(ctx, &event.BrowseURL{Header: event.Header{Timeout: &timeout},
+		URL: fmt.Sprintf("http://localhost:%d", port), SecurityRisk: event.RiskUnknown})
+	require.NoError(t, err)
+	b, ok := obs.(*event.BrowserOutput)
+	require.True(t, ok, "got %T: %s", obs, obs.Text())
+	assert.False(t, b.Error, b.LastBrowserActionError)
+	assert.Contains(t, b.Content, "Directory listing for /")
+	assert.Contains(t, b.Content, "server.log")
+	assert.Contains(t, b.Content, "============== BEGIN webpage content ==============")
+	assert.True(t, strings.HasPrefix(b.Screenshot, "data:image/png;base64,"))
+	require.NotNil(t, b.ScreenshotPath)
+	_, err = os.Stat(*b.ScreenshotPath)
+	assert.NoError(t, err, "the screenshot is saved")
+	assert.Equal(t, fmt.Sprintf(`goto("http://localhost:%d")`, port), b.LastBrowserAction)
+}
+
+func TestBrowseInteractive_ClickChangesPage(t *testing.T) {
+	s := browserServer(t)
+	ctx := ctxT(t)
+	page := httpPage(t, `<html><body><h1>Counter</h1>
+<button onclick="document.getElementById('out').textContent='clicked!'">Click me</button>
+<p id="out">not yet</p></body></html>`)
+
+	timeout := 60.0
+	run := func(code string) *event.BrowserOutput {
+		obs, err := s.Client.Execute(ctx, &event.BrowseInteractive{Header: event.Header{Timeout: &timeout},
+			BrowserActions: code, SecurityRisk: event.RiskUnknown})
+		require.NoError(t, err)
+		b, ok := obs.(*event.BrowserOutput)
+		require.True(t, ok, "got %T: %s", obs, obs.Text())
+		return b
+	}
+	b := run(fmt.Sprintf("goto(%q)", page))
+	require.False(t, b.Error, b.LastBrowserActionError)
+	m := regexp.MustCompile(`\[(\w+)\] button 'Click me'`).FindStringSubmatch(b.Content)
+	require.NotNil(t, m, "the button has a bid in the tree:\n%s", b.Content)
+
+	b = run(fmt.Sprintf("click(%q)", m[1]))
+	assert.False(t, b.Error, b.LastBrowserActionError)
+	assert.Contains(t, b.Content, "[Action executed successfully.]")
+	assert.Contains(t, b.Content, "clicked!")
+
+	b = run(`click("no-such-bid")`)
+	assert.True(t, b.Error)
+	assert.Contains(t, b.Content, "BEGIN error message")
+}
+
+// httpPage serves one HTML page on loopback and returns its URL.
+func httpPage(t *testing.T, html string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, html)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String() + "/"
+}
