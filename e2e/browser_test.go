@@ -106,3 +106,17 @@ func httpPage(t *testing.T, html string) string {
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + l.Addr().String() + "/"
 }
+
+func TestActionctl_Browse(t *testing.T) {
+	s := browserServer(t)
+	page := httpPage(t, `<html><body><h1>Hello from a page</h1><a href="/next">next page</a></body></html>`)
+	shot := t.TempDir() + "/shot.png"
+	out, err := exec.Command(binDir+"/actionctl", "--url", s.URL, "browse", "--shot", shot, page).Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "# Hello from a page")
+	assert.Contains(t, string(out), "[next page](")
+	assert.NotContains(t, string(out), "BEGIN webpage content")
+	png, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	assert.Equal(t, "\x89PNG", string(png[:4]))
+}

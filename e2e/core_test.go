@@ -242,7 +242,10 @@ func TestUserSetup_CreatesSandboxUser(t *testing.T) {
 	}
 	const name, uid = "astest", 1990
 	if _, err := user.Lookup(name); err != nil {
-		t.Cleanup(func() { exec.Command("userdel", "-r", name).Run() })
+		t.Cleanup(func() {
+			exec.Command("userdel", "-r", name).Run()
+			os.Remove("/etc/sudoers.d/action-server-" + name)
+		})
 	}
 	// The user must be able to reach the workspace; t.TempDir's parents
 	// are private to root.

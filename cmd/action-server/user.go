@@ -186,33 +186,32 @@ func setupWorkDir(dir string, u *sandboxUser, group string) error {
 	return nil
 }
 
-// shellEnv is the shell's environment: the server's, without its secret,
-// with the user's identity when the shell runs as another user.
+// shellEnv is the shell's environment: the server's, without its secret or
+// its own plumbing, with the user's identity (HOME, USER, LOGNAME, SHELL)
+// set as a login via su would: always when the shell runs as another user,
+// and where missing when it is the server's own.
 func shellEnv(u *sandboxUser) []string {
-	drop := map[string]bool{"SESSION_API_KEY": true}
-	set := map[string]string{}
-	if u.Credential != nil {
-		set = map[string]string{"HOME": u.Home, "USER": u.Name, "LOGNAME": u.Name, "SHELL": u.Shell}
-	}
+	drop := map[string]bool{"SESSION_API_KEY": true, initChildEnv: true}
+	identity := map[string]string{"HOME": u.Home, "USER": u.Name, "LOGNAME": u.Name, "SHELL": u.Shell}
 	var env []string
-	hasTerm := false
+	seen := map[string]bool{}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if drop[k] {
 			continue
 		}
-		if _, ok := set[k]; ok {
-			continue
+		if _, ok := identity[k]; ok && u.Credential != nil {
+			continue // replaced below
 		}
-		if k == "TERM" {
-			hasTerm = true
-		}
+		seen[k] = true
 		env = append(env, kv)
 	}
-	for k, v := range set {
-		env = append(env, k+"="+v)
+	for _, k := range []string{"HOME", "USER", "LOGNAME", "SHELL"} {
+		if !seen[k] && identity[k] != "" {
+			env = append(env, k+"="+identity[k])
+		}
 	}
-	if !hasTerm {
+	if !seen["TERM"] {
 		env = append(env, "TERM=xterm-256color")
 	}
 	return env

@@ -75,7 +75,7 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
-	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd())
+	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd())
 	return root
 }
 
