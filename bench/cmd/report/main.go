@@ -31,8 +31,13 @@ func main() {
 
 // scenarios lists what is measured, in table order.
 var scenarios = []bench.Scenario{
+	bench.HTTPFloor,
 	bench.ShellLatency,
 	bench.Startup,
+	bench.MemoryAfterActions,
+	bench.BigOutput,
+	bench.ParallelSessions,
+	bench.AliveUnderFlood,
 }
 
 func run(quick bool, outPath, only string) error {
