@@ -26,6 +26,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request logs; default slog.Default().
 	Logger *slog.Logger
+	// IdleTrim is how long the server must have no request in flight before
+	// it returns freed memory to the kernel; default 1 s, negative disables.
+	IdleTrim time.Duration
 }
 
 // Server serves the API. It answers from the moment it is created; until
@@ -40,6 +43,8 @@ type Server struct {
 
 	cpuMu   sync.Mutex
 	cpuLast cpuSample
+
+	trim *idleTrimmer // nil when disabled
 }
 
 var ginMode sync.Once
@@ -57,6 +62,12 @@ func New(opts Options) *Server {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	s := &Server{opts: opts, log: opts.Logger, started: time.Now()}
 	s.cpuLast = readCPUSample()
+	if opts.IdleTrim == 0 {
+		opts.IdleTrim = time.Second
+	}
+	if opts.IdleTrim > 0 {
+		s.trim = newIdleTrimmer(opts.IdleTrim)
+	}
 	s.engine = s.routes()
 	return s
 }
@@ -71,6 +82,9 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.Use(s.recover, s.logRequests, s.auth)
+	if s.trim != nil {
+		r.Use(s.trim.middleware)
+	}
 	r.NoRoute(func(c *gin.Context) { detail(c, http.StatusNotFound, "Not Found") })
 	r.NoMethod(func(c *gin.Context) { detail(c, http.StatusMethodNotAllowed, "Method Not Allowed") })
 
