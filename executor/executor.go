@@ -1,7 +1,7 @@
 // Package executor turns actions into observations. It owns one of each
-// component (the shell sessions, and later files, browser and plugins),
-// runs each action on the right one, and keeps the bookkeeping the server
-// reports (uptime, idle time). It knows nothing of HTTP, so tests and other
+// component (the shell sessions, the file editor, the browser, and later
+// plugins), runs each action on the right one, and keeps the bookkeeping
+// the server reports (uptime, idle time). It knows nothing of HTTP, so tests and other
 // programs can drive it in-process.
 package executor
 
@@ -17,6 +17,7 @@ import (
 
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
+	"github.com/actionserver/actionserver/files"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	// Shell holds further shell settings (timeouts, limits); its Dir, Env,
 	// Credential and Logger are set from the fields above.
 	Shell shell.Options
+	// FileOwner receives the files and directories that write and the
+	// editor's create make; nil leaves them the server's.
+	FileOwner *files.Owner
 	// EnableBrowser reports whether browser actions are allowed.
 	EnableBrowser bool
 	// Browser configures the browser (its WorkDir defaults to WorkDir);
@@ -55,6 +59,7 @@ type Executor struct {
 	lastRun atomic.Int64 // unix nanos of the start of the last Execute
 
 	browser *browser.Browser
+	editor  *files.Editor
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session
@@ -87,7 +92,15 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		bo.Logger = e.log
 	}
 	e.browser = browser.New(bo)
+	e.editor = &files.Editor{WorkspaceRoot: opts.WorkDir, Owner: e.fileOwner()}
 	return e, nil
+}
+
+func (e *Executor) fileOwner() files.Owner {
+	if e.opts.FileOwner == nil {
+		return files.KeepOwner
+	}
+	return *e.opts.FileOwner
 }
 
 func (e *Executor) shellOptions(dir string) shell.Options {
@@ -136,8 +149,12 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 		return nil, errors.New("JupyterRequirement not found. Unable to run IPython action.")
 	case *event.BrowseURL, *event.BrowseInteractive:
 		return e.browse(ctx, a)
-	case *event.FileRead, *event.FileWrite, *event.FileEdit:
-		return &event.Error{Content: fmt.Sprintf("The %s action is not supported by this server yet.", a.Type())}, nil
+	case *event.FileRead:
+		return e.read(ctx, a)
+	case *event.FileWrite:
+		return e.write(a)
+	case *event.FileEdit:
+		return e.edit(ctx, a)
 	}
 	return nil, fmt.Errorf("action type %s is not supported", a.Type())
 }
@@ -166,4 +183,7 @@ func (e *Executor) Close(grace time.Duration) {
 		}()
 	}
 	wg.Wait()
+	if err := e.editor.Close(); err != nil {
+		e.log.Warn("close file editor", "error", err)
+	}
 }

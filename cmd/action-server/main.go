@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/executor"
+	"github.com/actionserver/actionserver/files"
 	"github.com/actionserver/actionserver/server"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -130,10 +131,17 @@ func setup(ctx context.Context, cfg config, log *slog.Logger) (*executor.Executo
 		}
 		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
 	}
+	var owner *files.Owner
+	if os.Getuid() == 0 {
+		// Upstream gives new files <uid>:<uid>, whatever the user's
+		// primary group; only root can give files away at all.
+		owner = &files.Owner{UID: u.UID, GID: u.UID}
+	}
 	return executor.New(ctx, executor.Options{
 		WorkDir:       workDir,
 		Username:      u.Name,
 		Credential:    u.Credential,
+		FileOwner:     owner,
 		Env:           shellEnv(u),
 		Shell:         shellOpts,
 		EnableBrowser: cfg.EnableBrowser,

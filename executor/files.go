@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/actionserver/actionserver/event"
+	"github.com/actionserver/actionserver/files"
+)
+
+// editorErrorPrefix starts the content of a read or edit observation whose
+// editor call failed: upstream reports those as content, not as errors.
+const editorErrorPrefix = "ERROR:\n"
+
+// read runs a "read" action. Relative paths resolve against the default
+// shell's current directory.
+func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observation, error) {
+	// Upstream checks the path as given before anything else. A relative
+	// path is checked against its own process directory there, which holds
+	// none of the agent's files, so only absolute paths are checked here;
+	// files.Read still refuses relative binaries with the same message.
+	if filepath.IsAbs(a.Path) && files.IsBinary(a.Path) {
+		return &event.Error{Content: files.BinaryFileMessage}, nil
+	}
+	if a.ImplSource == event.ImplOHACI {
+		res, err := e.editor.Do(ctx, files.EditRequest{Command: files.CmdView, Path: a.Path, ViewRange: a.ViewRange})
+		content, err := editorContent(res, err)
+		if err != nil {
+			return nil, err
+		}
+		return &event.FileReadResult{Content: content, Path: a.Path, ImplSource: event.ImplOHACI}, nil
+	}
+	cwd := e.Cwd()
+	content, err := files.Read(cwd, a.Path, a.Start, a.End)
+	if fe, ok := files.IsError(err); ok {
+		return &event.Error{Content: fe.Msg}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", a.Path, err)
+	}
+	return &event.FileReadResult{Content: content, Path: files.Resolve(cwd, a.Path), ImplSource: event.ImplDefault}, nil
+}
+
+// write runs a "write" action; new files and directories go to the sandbox
+// user.
+func (e *Executor) write(a *event.FileWrite) (event.Observation, error) {
+	cwd := e.Cwd()
+	err := files.Write(cwd, a.Path, a.Content, a.Start, a.End, e.fileOwner())
+	if fe, ok := files.IsError(err); ok {
+		return &event.Error{Content: fe.Msg}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", a.Path, err)
+	}
+	return &event.FileWriteResult{Path: files.Resolve(cwd, a.Path)}, nil
+}
+
+// edit runs an "edit" action on the file editor. Only the oh_aci editor
+// runs here; the LLM-based one is the host's.
+func (e *Executor) edit(ctx context.Context, a *event.FileEdit) (event.Observation, error) {
+	if a.ImplSource == event.ImplLLMBasedEdit {
+		return nil, fmt.Errorf("LLM-based editing is not supported by the action server; use impl_source %q", event.ImplOHACI)
+	}
+	req := files.EditRequest{Command: a.Command, Path: a.Path, FileText: a.FileText, OldStr: a.OldStr, NewStr: a.NewStr}
+	if a.InsertLine != nil {
+		if a.InsertLine.Quoted {
+			req.InsertLine = a.InsertLine.Raw
+		} else {
+			req.InsertLine = json.Number(a.InsertLine.Raw)
+		}
+	}
+	res, err := e.editor.Do(ctx, req)
+	content, err := editorContent(res, err)
+	if err != nil {
+		return nil, err
+	}
+	// Upstream reports the action's strings, not the file's contents, as
+	// old_content and new_content; the host shows them as the change.
+	return &event.FileEditResult{
+		Content:    content,
+		Path:       a.Path,
+		OldContent: a.OldStr,
+		NewContent: a.NewStr,
+		ImplSource: event.ImplOHACI,
+		Diff:       event.StrPtr(files.Diff(a.Path, res.OldContent, res.NewContent)),
+	}, nil
+}
+
+// editorContent turns an editor call's outcome into the observation's
+// content; only server faults remain errors.
+func editorContent(res files.EditResult, err error) (string, error) {
+	if fe, ok := files.IsError(err); ok {
+		return editorErrorPrefix + fe.Msg, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("file editor: %w", err)
+	}
+	return res.Output, nil
+}
