@@ -211,6 +211,7 @@ func TestCmdRun_CreatesFilesAsTheSandboxUser(t *testing.T) {
 		assert.Equal(t, 0, obs.exitCode(), obs)
 		assert.Contains(t, obs.Content, "foo.txt", obs)
 
+		// Upstream checks the previous observation again here; kept as is.
 		rt.runCmd("rm -rf test")
 		assert.Equal(t, 0, obs.exitCode(), obs)
 	})
