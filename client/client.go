@@ -78,21 +78,30 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
+// newRequest builds a request to the server carrying the API key.
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	if c.apiKey != "" {
+		req.Header.Set(APIKeyHeader, c.apiKey)
+	}
+	return req, nil
+}
+
 // do sends a request and decodes a JSON answer into out (unless nil).
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := c.newRequest(ctx, method, path, rd)
 	if err != nil {
-		return fmt.Errorf("build request: %w", err)
+		return err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.apiKey != "" {
-		req.Header.Set(APIKeyHeader, c.apiKey)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

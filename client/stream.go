@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -93,15 +91,12 @@ func (c *Client) Stream(ctx context.Context, session string, id int64, o StreamO
 // the stream ended (exit event) and whether any event arrived.
 func (c *Client) streamOnce(ctx context.Context, session string, id int64, off *int64, send func(StreamEvent) bool) (done, progressed bool, err error) {
 	path := sessionPath(session, "commands", strconv.FormatInt(id, 10), "stream")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	req, err := c.newRequest(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return false, false, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", strconv.FormatInt(*off, 10))
-	if c.apiKey != "" {
-		req.Header.Set(APIKeyHeader, c.apiKey)
-	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return false, false, err
@@ -111,59 +106,28 @@ func (c *Client) streamOnce(ctx context.Context, session string, id int64, off *
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		return false, false, responseError(resp.StatusCode, body)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	var event string
-	var data strings.Builder
-	lastID := int64(-1)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if event == "" && data.Len() == 0 {
-				continue
-			}
-			ev, err := decodeEvent(event, data.String(), *off)
-			if ev.Kind == "output" && lastID >= 0 {
-				ev.Next = lastID // the server's offset after this data
-			}
-			event, lastID = "", -1
-			data.Reset()
-			if err != nil {
-				return false, progressed, err
-			}
-			progressed = true
-			switch ev.Kind {
-			case "output":
-				*off = ev.Next
-			case "lost":
-				*off = ev.Offset
-			}
-			if !send(ev) {
-				return true, progressed, nil
-			}
-			if ev.Kind == "exit" {
-				return true, progressed, nil
-			}
-		case strings.HasPrefix(line, ":"):
-			// comment: keep-alive
-		case strings.HasPrefix(line, "id:"):
-			if n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "id:")), 10, 64); err == nil {
-				lastID = n
-			}
-		case strings.HasPrefix(line, "event:"):
-			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+	err = readSSE(resp.Body, func(sse sseEvent) (bool, error) {
+		ev, err := decodeEvent(sse.Event, sse.Data, *off)
+		if err != nil {
+			return false, err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return false, progressed, err
-	}
-	return false, progressed, io.ErrUnexpectedEOF
+		if ev.Kind == "output" && sse.ID >= 0 {
+			ev.Next = sse.ID // the server's offset after this data
+		}
+		progressed = true
+		switch ev.Kind {
+		case "output":
+			*off = ev.Next
+		case "lost":
+			*off = ev.Offset
+		}
+		if !send(ev) || ev.Kind == "exit" {
+			done = true
+			return false, nil
+		}
+		return true, nil
+	})
+	return done, progressed, err
 }
 
 func decodeEvent(kind, data string, off int64) (StreamEvent, error) {

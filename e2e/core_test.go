@@ -95,8 +95,8 @@ func TestExecuteAction_ErrorEnvelopes(t *testing.T) {
 		{"not json", `{`, http.StatusUnprocessableEntity, "Invalid request parameters"},
 		{"no action", `{"x": 1}`, http.StatusUnprocessableEntity, "Invalid request parameters"},
 		{"action not object", `{"action": 3}`, http.StatusUnprocessableEntity, "Invalid request parameters"},
-		{"unknown type", `{"action": {"action": "fly"}}`, http.StatusBadRequest, `Invalid action: decode action: unknown action type "fly"`},
-		{"host-only type", `{"action": {"action": "message", "args": {"content": "hi"}}}`, http.StatusBadRequest, "not executed by the action server"},
+		{"unknown type", `{"action": {"action": "fly"}}`, http.StatusInternalServerError, `Internal server error: decode action: unknown action type "fly"`},
+		{"host-only type", `{"action": {"action": "message", "args": {"content": "hi"}}}`, http.StatusInternalServerError, "not executed by the action server"},
 		{"ipython without jupyter", `{"action": {"action": "run_ipython", "args": {"code": "1"}}}`, http.StatusInternalServerError,
 			"Internal server error: JupyterRequirement not found. Unable to run IPython action."},
 	}

@@ -179,6 +179,23 @@ func NewCmdRun(command string) *CmdRun {
 	return &CmdRun{Command: command, ConfirmationState: "confirmed", SecurityRisk: RiskUnknown}
 }
 
+// NewFileRead returns a "read" action of the whole file with the host's
+// defaults (impl_source "default").
+func NewFileRead(path string) *FileRead {
+	return &FileRead{Path: path, End: -1, SecurityRisk: RiskUnknown, ImplSource: ImplDefault}
+}
+
+// NewFileWrite returns a "write" action replacing the whole file.
+func NewFileWrite(path, content string) *FileWrite {
+	return &FileWrite{Path: path, Content: content, End: -1, SecurityRisk: RiskUnknown}
+}
+
+// NewFileEdit returns an "edit" action of the oh_aci editor; set the
+// command's parameters (FileText, OldStr, NewStr, InsertLine) on it.
+func NewFileEdit(command, path string) *FileEdit {
+	return &FileEdit{Command: command, Path: path, Start: 1, End: -1, SecurityRisk: RiskUnknown, ImplSource: ImplOHACI}
+}
+
 // Risk is the action's security risk (-1 unknown, 0 low, 1 medium, 2 high).
 // Values the host could not have produced decode as unknown, as upstream
 // drops them.
@@ -294,11 +311,11 @@ func newAction(typ string) (Action, error) {
 	case TypeRunIPython:
 		return &IPythonRunCell{IncludeExtra: true, ConfirmationState: "confirmed", SecurityRisk: RiskUnknown}, nil
 	case TypeRead:
-		return &FileRead{End: -1, SecurityRisk: RiskUnknown, ImplSource: ImplDefault}, nil
+		return NewFileRead(""), nil
 	case TypeWrite:
-		return &FileWrite{End: -1, SecurityRisk: RiskUnknown}, nil
+		return NewFileWrite("", ""), nil
 	case TypeEdit:
-		return &FileEdit{Start: 1, End: -1, SecurityRisk: RiskUnknown, ImplSource: ImplOHACI}, nil
+		return NewFileEdit("", ""), nil
 	case TypeBrowse:
 		return &BrowseURL{SecurityRisk: RiskUnknown}, nil
 	case TypeBrowseInteractive:

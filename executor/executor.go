@@ -58,8 +58,9 @@ type Executor struct {
 	started time.Time
 	lastRun atomic.Int64 // unix nanos of the start of the last Execute
 
-	browser *browser.Browser
-	editor  *files.Editor
+	browser  *browser.Browser
+	editor   *files.Editor
+	watchers files.Watchers
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session

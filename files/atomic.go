@@ -1,8 +1,11 @@
 package files
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,23 +81,32 @@ func (e *chownError) Error() string {
 func (e *chownError) Unwrap() error { return e.err }
 
 // writeAtomic replaces the file at p (after following symlinks) with data:
-// it writes a temporary file in the same directory and renames it over the
-// target, so a reader sees the old or the new content, never a part. An
-// existing file keeps its mode and owner; a new one gets mode and owner.
-// A failure to set ownership is a *chownError after the content is in place.
+// it writes a temporary file in the same directory, syncs it and renames it
+// over the target, so a reader sees the old or the new content, never a
+// part. An existing file keeps its mode and owner; a new one gets mode and
+// owner. A failure to set ownership is a *chownError after the content is
+// in place.
 func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
+	_, err := replaceFile(context.Background(), p, bytes.NewReader(data), mode, owner, true)
+	return err
+}
+
+// replaceFile is writeAtomic for content streamed from r, which it reads
+// until EOF or until ctx ends; it returns the bytes written. durable syncs
+// the file before the rename.
+func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, owner Owner, durable bool) (int64, error) {
 	target, err := followLinks(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	id := fileIdentity{mode: mode, uid: owner.UID, gid: owner.GID}
 	if fi, err := os.Stat(target); err == nil {
 		if fi.IsDir() {
-			return &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
+			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
 		}
 		id = identityOf(fi)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return 0, err
 	}
 
 	dir, base := filepath.Split(target)
@@ -105,9 +117,9 @@ func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Report the path the caller asked for, as open(2) on it would.
-			return &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
+			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
 		}
-		return err
+		return 0, err
 	}
 	done := false
 	defer func() {
@@ -116,11 +128,14 @@ func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
+	n, err := io.Copy(tmp, ctxReader{ctx, r})
+	if err != nil {
+		return n, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return n, err
+		}
 	}
 	// chown before chmod: chown clears set-id bits that chmod restores.
 	var ownErr error
@@ -131,14 +146,14 @@ func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
 		ownErr = err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return n, err
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
-		return err
+		return n, err
 	}
 	done = true
 	if ownErr != nil {
-		return &chownError{path: target, err: ownErr}
+		return n, &chownError{path: target, err: ownErr}
 	}
-	return nil
+	return n, nil
 }

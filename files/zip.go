@@ -298,7 +298,10 @@ func addZipFile(ctx context.Context, zw *zip.Writer, root, p string) error {
 		return err
 	}
 	hdr.Name = filepath.ToSlash(rel)
-	hdr.Method = zip.Deflate
+	// Stored, as upstream's ZipFile writes by default: the host unpacks
+	// the archive at once, and deflate would cap a transfer at the speed of
+	// one core compressing.
+	hdr.Method = zip.Store
 	zf, err := zw.CreateHeader(hdr)
 	if err != nil {
 		return err

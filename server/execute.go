@@ -32,7 +32,9 @@ func (s *Server) executeAction(c *gin.Context) {
 	}
 	action, err := event.DecodeAction(raw)
 	if err != nil {
-		detail(c, http.StatusBadRequest, "Invalid action: "+err.Error())
+		// Upstream answers every action it cannot run with this 500,
+		// and hosts key their error handling on it.
+		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
 		return
 	}
 	c.Set(actionTypeKey, action.Type())

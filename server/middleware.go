@@ -31,13 +31,19 @@ func (s *Server) auth(c *gin.Context) {
 	c.Next()
 }
 
+// unexpectedError is the detail of upstream's catch-all 500.
+const unexpectedError = "An unexpected error occurred. Please try again later."
+
 // recover turns a panic in a handler into the generic 500 envelope, so one
 // bad request cannot take the daemon down.
 func (s *Server) recover(c *gin.Context) {
 	defer func() {
 		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r) // a deliberate cut of a started response
+			}
 			s.log.Error("handler panic", "path", c.Request.URL.Path, "panic", r)
-			detail(c, http.StatusInternalServerError, "An unexpected error occurred. Please try again later.")
+			detail(c, http.StatusInternalServerError, unexpectedError)
 		}
 	}()
 	c.Next()

@@ -92,6 +92,10 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/server_info", s.serverInfo)
 	r.POST("/execute_action", s.executeAction)
 	r.GET("/openapi.json", s.openAPI)
+	r.POST("/upload_file", s.uploadFile)
+	r.GET("/download_files", s.downloadFiles)
+	r.POST("/list_files", s.listFiles)
+	r.GET("/watch", s.watch)
 
 	r.GET("/sessions", s.listSessions)
 	r.POST("/sessions", s.createSession)
