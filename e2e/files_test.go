@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -520,4 +521,100 @@ func TestWatch_CapsConcurrentWatchers(t *testing.T) {
 		_, err := s.Client.Watch(ctx, s.WorkDir, false)
 		return err == nil
 	}, 5*time.Second, 50*time.Millisecond)
+}
+
+func TestActionctl_Files(t *testing.T) {
+	s := startServer(t, startOpts{})
+	ctl := func(stdin string, args ...string) (string, string, int) {
+		cmd := exec.Command(filepath.Join(binDir, "actionctl"), append([]string{"--url", s.URL}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exitErr, ok := err.(*exec.ExitError); ok {
+			code = exitErr.ExitCode()
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	p := filepath.Join(s.WorkDir, "hello.py")
+
+	_, _, code := ctl("", "edit", "create", p, "print('hi')\n")
+	require.Equal(t, 0, code)
+	out, _, code := ctl("", "edit", "str_replace", p, "'hi'", "'hello'")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "     1\tprint('hello')")
+	out, _, _ = ctl("", "edit", "insert", p, "1", "print('bye')")
+	assert.Contains(t, out, "     2\tprint('bye')")
+	out, _, code = ctl("", "read", p)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "print('hello')\nprint('bye')\n", out)
+	out, _, _ = ctl("", "read", "--range", "2,2", p)
+	assert.Equal(t, "Here's the result of running `cat -n` on "+p+":\n     2\tprint('bye')\n", out)
+	_, _, code = ctl("", "edit", "undo", p)
+	assert.Equal(t, 0, code)
+	_, errOut, code := ctl("", "edit", "create", p, "again")
+	assert.Equal(t, 1, code, "editor errors exit 1")
+	assert.Contains(t, errOut, "File already exists at: "+p)
+
+	_, _, code = ctl("from stdin", "write", "notes/todo.txt")
+	require.Equal(t, 0, code)
+	data, err := os.ReadFile(filepath.Join(s.WorkDir, "notes", "todo.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "from stdin\n", string(data))
+	_, errOut, code = ctl("", "read", "missing.txt")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "File not found")
+
+	src := filepath.Join(t.TempDir(), "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "src", "a.go"), []byte("package a"), 0o644))
+	_, errOut, code = ctl("", "upload", src, s.WorkDir)
+	require.Equal(t, 0, code, errOut)
+	out, _, _ = ctl("", "ls", "proj")
+	assert.Equal(t, "src/\n", out)
+	zipPath := filepath.Join(t.TempDir(), "proj.zip")
+	_, errOut, code = ctl("", "download", filepath.Join(s.WorkDir, "proj"), zipPath)
+	require.Equal(t, 0, code, errOut)
+	zdata, err := os.ReadFile(zipPath)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"src/a.go": "package a"}, unzip(t, zdata))
+	_, _, code = ctl("", "download", filepath.Join(s.WorkDir, "ghost"), zipPath)
+	assert.Equal(t, 1, code)
+	_, err = os.Stat(zipPath)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a failed download leaves no file")
+
+	// watch prints changes live until it is stopped.
+	watch := exec.Command(filepath.Join(binDir, "actionctl"), "--url", s.URL, "--json", "watch", s.WorkDir)
+	stdout, err := watch.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, watch.Start())
+	t.Cleanup(func() { watch.Process.Kill(); watch.Wait() })
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	target := filepath.Join(s.WorkDir, "seen.txt")
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case line := <-lines:
+			var ev client.WatchEvent
+			require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+			if ev.Path == target {
+				return
+			}
+		case <-tick.C:
+			// The watch may not be in place yet when the first write lands.
+			os.WriteFile(target, []byte("x"), 0o644)
+		case <-deadline:
+			t.Fatal("actionctl watch printed no event for " + target)
+		}
+	}
 }

@@ -1,5 +1,5 @@
 // Command actionctl drives an action server from the host: wait for it,
-// run commands in its shell, inspect it.
+// run commands in its shell, read, edit and move files, inspect it.
 package main
 
 import (
@@ -69,13 +69,16 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
   actionctl exec 'ls -la'
   actionctl exec --follow 'make test'
   actionctl session new --id build && actionctl exec --follow --session build 'npm ci'
+  actionctl upload ./repo /workspace && actionctl ls repo
+  actionctl edit str_replace /workspace/repo/main.go 'old' 'new'
   ACTION_SERVER_URL=http://10.0.0.5:31000 SESSION_API_KEY=secret actionctl info`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
-	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd())
+	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
+		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd())
 	return root
 }
 
