@@ -31,6 +31,7 @@ test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./shell ./files ./server
 	$(GO) run ./bench/cmd/report
 
 clean:

@@ -2,6 +2,7 @@ package client
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,7 +83,7 @@ func (c *Client) Upload(ctx context.Context, src, dest string, recursive bool, p
 			return fmt.Errorf("upload: %w", err)
 		}
 		defer f.Close()
-		return c.UploadReader(ctx, filepath.Base(src), countingReader{f, progress, new(int64)}, dest, false)
+		return c.upload(ctx, filepath.Base(src), countingReader{f, progress, new(int64)}, fi.Size(), dest, false)
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("upload %s: not a directory", src)
@@ -99,33 +100,63 @@ func (c *Client) Upload(ctx context.Context, src, dest string, recursive bool, p
 // with recursive (or a name ending in ".zip") the server unpacks it as a
 // zip archive.
 func (c *Client) UploadReader(ctx context.Context, name string, r io.Reader, dest string, recursive bool) error {
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		part, err := mw.CreateFormFile("file", name)
-		if err == nil {
-			_, err = io.Copy(part, r)
+	return c.upload(ctx, name, r, -1, dest, recursive)
+}
+
+// upload sends one multipart upload. With size known (>= 0) the body is the
+// part's header, r and the closing boundary in sequence, with a
+// Content-Length; otherwise it is written through a pipe, chunked.
+func (c *Client) upload(ctx context.Context, name string, r io.Reader, size int64, dest string, recursive bool) error {
+	var head, tail bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	if _, err := mw.CreateFormFile("file", name); err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	contentType := mw.FormDataContentType()
+	var body io.Reader
+	length := int64(-1)
+	if size >= 0 {
+		prefix := bytes.Clone(head.Bytes())
+		head.Reset()
+		if err := mw.Close(); err != nil {
+			return fmt.Errorf("upload %s: %w", name, err)
 		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	defer pr.Close()
+		tail.Write(head.Bytes())
+		body = io.MultiReader(bytes.NewReader(prefix), io.LimitReader(r, size), &tail)
+		length = int64(len(prefix)) + size + int64(tail.Len())
+	} else {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := pw.Write(head.Bytes())
+			if err == nil {
+				_, err = io.Copy(pw, r)
+			}
+			if err == nil {
+				head.Reset()
+				if err = mw.Close(); err == nil {
+					_, err = pw.Write(head.Bytes())
+				}
+			}
+			pw.CloseWithError(err)
+		}()
+		defer pr.Close()
+		body = pr
+	}
 	q := url.Values{"destination": {dest}, "recursive": {strconv.FormatBool(recursive)}}
-	req, err := c.newRequest(ctx, http.MethodPost, "/upload_file?"+q.Encode(), pr)
+	req, err := c.newRequest(ctx, http.MethodPost, "/upload_file?"+q.Encode(), body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.ContentLength = length
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", name, err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		return responseError(resp.StatusCode, body)
+		return responseError(resp.StatusCode, data)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -22,6 +23,9 @@ type Owner struct {
 var KeepOwner = Owner{UID: -1, GID: -1}
 
 func (o Owner) isKeep() bool { return o.UID < 0 && o.GID < 0 }
+
+// streamBufferSize is the write buffer of a streamed file.
+const streamBufferSize = 256 << 10
 
 // maxSymlinkHops bounds symlink resolution the way the kernel's ELOOP does.
 const maxSymlinkHops = 40
@@ -128,7 +132,14 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, ctxReader{ctx, r})
+	// Streamed sources (multipart parts) hand out a few KB per read;
+	// gathering them saves most write calls. The struct hides the
+	// buffer's ReadFrom, which would hand the file the small reads.
+	bw := bufio.NewWriterSize(tmp, streamBufferSize)
+	n, err := io.Copy(struct{ io.Writer }{bw}, ctxReader{ctx, r})
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err != nil {
 		return n, err
 	}

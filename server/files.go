@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -31,6 +33,23 @@ func parseBool(v string) (b, ok bool) {
 	return false, false
 }
 
+// multipartReader reads r's multipart body through a large buffer: the
+// multipart parser reads 4 KB at a time, which straight from the
+// connection would cost a system call each.
+func multipartReader(r *http.Request) (*multipart.Reader, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	if mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, fmt.Errorf("content type %q is not multipart/form-data with a boundary", mt)
+	}
+	return multipart.NewReader(bufio.NewReaderSize(r.Body, uploadReadBuffer), params["boundary"]), nil
+}
+
+// uploadReadBuffer is the read buffer of an upload's body.
+const uploadReadBuffer = 256 << 10
+
 // uploadFile stores one multipart file in the sandbox. The body is read
 // part by part and streamed to disk, so its size does not affect memory.
 func (s *Server) uploadFile(c *gin.Context) {
@@ -46,7 +65,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 			return
 		}
 	}
-	mr, err := c.Request.MultipartReader()
+	mr, err := multipartReader(c.Request)
 	if err != nil {
 		invalidRequest(c, fmt.Errorf("body: %w", err))
 		return

@@ -38,6 +38,7 @@ var scenarios = []bench.Scenario{
 	bench.BigOutput,
 	bench.ParallelSessions,
 	bench.AliveUnderFlood,
+	bench.FileTransfer,
 }
 
 func run(quick bool, outPath, only string) error {
