@@ -1,0 +1,429 @@
+// Package jupyter is the "jupyter" plugin: a Jupyter Server run as the
+// sandbox user on a loopback port with a random token, and one IPython
+// kernel behind it that runs the run_ipython cells.
+package jupyter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/actionserver/actionserver/plugins"
+)
+
+// Name is the plugin's name.
+const Name = "jupyter"
+
+// ServerBinEnv overrides where the Jupyter Server executable is.
+const ServerBinEnv = "JUPYTER_SERVER_BIN"
+
+// restartedNote starts the content of the first cell after the kernel
+// died, so the agent knows its earlier state is gone.
+const restartedNote = "[The IPython kernel had died and was restarted: variables, imports and other state from earlier cells are gone.]"
+
+// Plugin runs cells in a Jupyter kernel. Create it with New; Start it
+// before use. Cells run one at a time.
+type Plugin struct {
+	hc *http.Client
+
+	mu        sync.Mutex
+	env       plugins.Env
+	status    plugins.Status
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	base      string // http://127.0.0.1:port
+	token     string
+	runtime   string // the server's private runtime directory
+	stopping  bool
+	superDone chan struct{}
+
+	cell        sync.Mutex // held while a cell runs; guards what follows
+	kernel      *kernel
+	cwd         string // the directory last pushed to the kernel
+	interpreter string
+	initCells   []string
+}
+
+// New returns the plugin, not started.
+func New() plugins.Plugin {
+	return &Plugin{hc: &http.Client{}, status: plugins.Status{Name: Name, State: plugins.StateStarting}}
+}
+
+// Name implements plugins.Plugin.
+func (p *Plugin) Name() string { return Name }
+
+// Status implements plugins.Plugin.
+func (p *Plugin) Status() plugins.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status
+}
+
+func (p *Plugin) setState(st plugins.State, err error, port int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status.State, p.status.Port, p.status.Error = st, port, ""
+	if err != nil {
+		p.status.Error = err.Error()
+	}
+}
+
+// serverBinary finds the Jupyter Server executable: the override, then
+// the system's (Debian's kernelspec uses the system Python, which a
+// python3 earlier on PATH may lack), then PATH.
+func serverBinary(environ []string) (string, error) {
+	if v := lookupEnv(environ, ServerBinEnv); v != "" {
+		return v, nil
+	}
+	if _, err := os.Stat("/usr/bin/jupyter-server"); err == nil {
+		return "/usr/bin/jupyter-server", nil
+	}
+	if p, err := exec.LookPath("jupyter-server"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("jupyter-server is not installed (set " + ServerBinEnv + " to its path)")
+}
+
+func lookupEnv(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(key)
+}
+
+// Start launches Jupyter Server, starts the kernel and runs its set-up
+// cells; it returns when a cell can run.
+func (p *Plugin) Start(ctx context.Context, env plugins.Env) error {
+	p.mu.Lock()
+	p.env = env
+	p.mu.Unlock()
+	if err := p.launch(ctx); err != nil {
+		p.setState(plugins.StateFailed, err, 0)
+		return err
+	}
+	p.cell.Lock()
+	_, err := p.ensureKernel(ctx, env.WorkDir)
+	p.cell.Unlock()
+	if err != nil {
+		p.stopServer()
+		p.setState(plugins.StateFailed, err, 0)
+		return err
+	}
+	p.mu.Lock()
+	p.superDone = make(chan struct{})
+	go p.supervise(p.superDone)
+	p.status.State = plugins.StateReady
+	p.mu.Unlock()
+	return nil
+}
+
+// launch starts a Jupyter Server and waits until it answers.
+func (p *Plugin) launch(ctx context.Context) error {
+	env := p.env
+	bin, err := serverBinary(env.Environ)
+	if err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	token := newID()
+	runtime, err := os.MkdirTemp("", "jupyter-runtime-")
+	if err != nil {
+		return fmt.Errorf("jupyter runtime directory: %w", err)
+	}
+	if env.Credential != nil {
+		os.Chown(runtime, int(env.Credential.Uid), int(env.Credential.Gid))
+	}
+	args := []string{"--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=" + strconv.Itoa(port),
+		"--ServerApp.port_retries=0", "--ServerApp.token=" + token, "--ServerApp.root_dir=" + env.WorkDir}
+	if runsAsRoot(env) {
+		args = append(args, "--allow-root")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = env.WorkDir
+	cmd.Env = append(append([]string{}, env.Environ...), "JUPYTER_RUNTIME_DIR="+runtime)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: env.Credential}
+	logw := &logWriter{log: env.Logger}
+	cmd.Stdout, cmd.Stderr = logw, logw
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(runtime)
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	p.mu.Lock()
+	p.cmd, p.exited, p.base, p.token, p.runtime = cmd, exited, base, token, runtime
+	p.status.Port = port
+	p.mu.Unlock()
+
+	probe := &kernel{base: base, token: token, hc: p.hc}
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := probe.api(actx, http.MethodGet, "/api/status", nil, nil)
+		cancel()
+		if err == nil {
+			env.Logger.Info("jupyter server ready", "port", port, "pid", cmd.Process.Pid)
+			return nil
+		}
+		select {
+		case <-exited:
+			p.stopServer()
+			return fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState)
+		case <-ctx.Done():
+			p.stopServer()
+			return fmt.Errorf("jupyter server not ready: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+	}
+}
+
+func runsAsRoot(env plugins.Env) bool {
+	if env.Credential != nil {
+		return env.Credential.Uid == 0
+	}
+	return os.Getuid() == 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// supervise restarts the Jupyter Server when it exits on its own, with
+// backoff, until Stop.
+func (p *Plugin) supervise(done chan struct{}) {
+	defer close(done)
+	delay := 500 * time.Millisecond
+	for {
+		p.mu.Lock()
+		exited, stopping := p.exited, p.stopping
+		p.mu.Unlock()
+		if stopping {
+			return
+		}
+		<-exited
+		p.mu.Lock()
+		if p.stopping {
+			p.mu.Unlock()
+			return
+		}
+		state := p.cmd.ProcessState.String()
+		p.mu.Unlock()
+		p.env.Logger.Warn("jupyter server exited; restarting", "state", state, "after", delay)
+		p.setState(plugins.StateRestarting, fmt.Errorf("jupyter server exited (%s)", state), 0)
+		p.cleanupRuntime()
+		time.Sleep(delay)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err := p.launch(ctx)
+		cancel()
+		if err != nil {
+			p.setState(plugins.StateRestarting, err, 0)
+			delay = min(2*delay, 30*time.Second)
+			p.mu.Lock()
+			if p.exited == nil || p.stopping {
+				p.mu.Unlock()
+				return
+			}
+			p.mu.Unlock()
+			continue
+		}
+		delay = 500 * time.Millisecond
+		p.mu.Lock()
+		port := p.status.Port
+		p.mu.Unlock()
+		p.setState(plugins.StateReady, nil, port)
+	}
+}
+
+// Interpreter returns the kernel's Python executable.
+func (p *Plugin) Interpreter() string {
+	p.cell.Lock()
+	defer p.cell.Unlock()
+	return p.interpreter
+}
+
+// AddInitCell runs code in the kernel now and again after every kernel
+// restart (agent_skills' import uses this).
+func (p *Plugin) AddInitCell(ctx context.Context, code string) error {
+	p.cell.Lock()
+	defer p.cell.Unlock()
+	p.initCells = append(p.initCells, code)
+	if p.kernel == nil {
+		return nil
+	}
+	outs, _, err := p.kernel.execute(ctx, code)
+	if err != nil {
+		return err
+	}
+	if text := joinText(outs); strings.Contains(text, "Error") {
+		return fmt.Errorf("init cell failed: %s", strings.TrimSpace(sgr.ReplaceAllString(text, "")))
+	}
+	return nil
+}
+
+func joinText(outs []output) string {
+	var b strings.Builder
+	for _, o := range outs {
+		b.WriteString(o.text)
+	}
+	return b.String()
+}
+
+// ensureKernel returns a live kernel, starting one (and running the set-up
+// cells) when there is none or the last one died; restarted reports the
+// latter. The caller holds p.cell.
+func (p *Plugin) ensureKernel(ctx context.Context, cwd string) (restarted bool, err error) {
+	if p.kernel != nil && p.kernel.alive() {
+		return false, nil
+	}
+	p.mu.Lock()
+	base, token, exited := p.base, p.token, p.exited
+	p.mu.Unlock()
+	if exited == nil {
+		return false, errors.New("jupyter server is not running")
+	}
+	select {
+	case <-exited:
+		return false, errors.New("jupyter server is restarting; try again shortly")
+	default:
+	}
+	hadKernel := p.kernel != nil
+	if hadKernel {
+		// Jupyter Server restarts a dead kernel in place; start afresh
+		// either way so the connection and set-up are known good.
+		p.kernel.shutdown(ctx)
+		p.kernel = nil
+	}
+	k, err := startKernel(ctx, base, token, p.hc)
+	if err != nil {
+		return false, err
+	}
+	setup := []string{`%colors nocolor`, `import sys; print(sys.executable)`, chdirCode(cwd)}
+	for i, code := range append(setup, p.initCells...) {
+		outs, _, err := k.execute(ctx, code)
+		if err != nil {
+			k.shutdown(context.WithoutCancel(ctx))
+			return false, fmt.Errorf("set up kernel: %w", err)
+		}
+		if i == 1 {
+			p.interpreter = strings.TrimSpace(joinText(outs))
+		}
+	}
+	p.kernel, p.cwd = k, cwd
+	return hadKernel, nil
+}
+
+// chdirCode is the cell that moves the kernel to dir.
+func chdirCode(dir string) string {
+	q, _ := json.Marshal(dir)
+	return "import os; os.chdir(" + string(q) + ")"
+}
+
+// RunCell runs one run_ipython cell: the kernel first follows the shell's
+// directory, then runs the code; ctx and the cell's timeout bound it.
+func (p *Plugin) RunCell(ctx context.Context, c Cell) (Result, error) {
+	p.cell.Lock()
+	defer p.cell.Unlock()
+	restarted, err := p.ensureKernel(ctx, c.Cwd)
+	if err != nil {
+		return Result{}, err
+	}
+	note := ""
+	if restarted {
+		note = restartedNote
+	}
+	if c.Cwd != "" && c.Cwd != p.cwd {
+		if _, _, err := p.kernel.execute(ctx, chdirCode(c.Cwd)); err != nil {
+			return Result{}, fmt.Errorf("follow the shell's directory: %w", err)
+		}
+		p.cwd = c.Cwd
+	}
+	cctx := ctx
+	if c.Timeout != nil && *c.Timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, time.Duration(*c.Timeout*float64(time.Second)))
+		defer cancel()
+	}
+	outs, timedOut, err := p.kernel.execute(cctx, c.Code)
+	switch {
+	case errors.Is(err, errKernelDied):
+		// The next cell starts a fresh kernel and says so; this one
+		// reports what it printed before the kernel went away.
+		outs = append(outs, output{text: "\n[The IPython kernel died while running this cell; it will be restarted for the next one.]"})
+	case err != nil:
+		return Result{}, err
+	case timedOut && ctx.Err() != nil:
+		return Result{}, ctx.Err() // the request itself ended, not the cell's timeout
+	}
+	return content(c, outs, timedOut, note, p.interpreter), nil
+}
+
+// Stop ends the kernel and the Jupyter Server.
+func (p *Plugin) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	p.stopping = true
+	done := p.superDone
+	p.mu.Unlock()
+	if p.cell.TryLock() {
+		if p.kernel != nil {
+			p.kernel.shutdown(ctx)
+			p.kernel = nil
+		}
+		p.cell.Unlock()
+	}
+	p.stopServer()
+	if done != nil {
+		<-done
+	}
+	p.cleanupRuntime()
+	return nil
+}
+
+// stopServer ends the server's process group and waits for it.
+func (p *Plugin) stopServer() {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
+	// Kernels run in the server's group too; make sure none is left.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func (p *Plugin) cleanupRuntime() {
+	p.mu.Lock()
+	dir := p.runtime
+	p.runtime = ""
+	p.mu.Unlock()
+	if dir != "" && strings.HasPrefix(filepath.Base(dir), "jupyter-runtime-") {
+		os.RemoveAll(dir)
+	}
+}
