@@ -199,6 +199,13 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	go func() {
 		err := c.Wait()
 		p.exitStatus = exitStatus(c.ProcessState, err)
+		// What bash printed last may still be in the terminal: let the
+		// reader drain it before the command is finished, unless a
+		// background child keeps the terminal open.
+		select {
+		case <-p.readerDone:
+		case <-time.After(drainOnExit):
+		}
 		close(p.exited)
 		p.mu.Lock()
 		p.finishOnDeath()
@@ -428,6 +435,10 @@ func parseMetadata(f []string) Metadata {
 		WorkingDir: get(fieldPWD),
 	}
 }
+
+// drainOnExit bounds the wait for the terminal's last output once bash
+// has exited.
+const drainOnExit = 200 * time.Millisecond
 
 // finishOnDeath ends the running command when bash has exited. Called with
 // mu held.
