@@ -175,6 +175,16 @@ type ServerInfo struct {
 	Uptime    float64        `json:"uptime"`
 	IdleTime  float64        `json:"idle_time"`
 	Resources map[string]any `json:"resources"`
+	Plugins   []PluginStatus `json:"plugins"`
+}
+
+// PluginStatus is a started plugin's state: "starting", "ready",
+// "failed", "disabled" (Error says why) or "restarting".
+type PluginStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+	Port  int    `json:"port,omitempty"`
 }
 
 // ServerInfo returns the server's uptime, idle time and resources.

@@ -18,6 +18,7 @@ import (
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	// Browser configures the browser (its WorkDir defaults to WorkDir);
 	// Disabled is set from EnableBrowser.
 	Browser browser.Options
+	// Plugins are the started plugins (jupyter serves run_ipython); the
+	// executor stops them on Close. Nil means none.
+	Plugins *plugins.Set
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
@@ -121,6 +125,9 @@ func (e *Executor) IdleTime() time.Duration {
 	return time.Since(time.Unix(0, e.lastRun.Load()))
 }
 
+// Plugins returns the started plugins (nil when none).
+func (e *Executor) Plugins() *plugins.Set { return e.opts.Plugins }
+
 // Session returns the named shell session.
 func (e *Executor) Session(name string) (*shell.Session, bool) {
 	e.mu.Lock()
@@ -147,7 +154,7 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 	case *event.CmdRun:
 		return e.run(ctx, a)
 	case *event.IPythonRunCell:
-		return nil, errors.New("JupyterRequirement not found. Unable to run IPython action.")
+		return e.runIPython(ctx, a)
 	case *event.BrowseURL, *event.BrowseInteractive:
 		return e.browse(ctx, a)
 	case *event.FileRead:
@@ -174,6 +181,15 @@ func (e *Executor) Close(grace time.Duration) {
 		defer wg.Done()
 		if err := e.browser.Close(); err != nil {
 			e.log.Warn("close browser", "error", err)
+		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), grace+3*time.Second)
+		defer cancel()
+		if err := e.opts.Plugins.Stop(ctx); err != nil {
+			e.log.Warn("stop plugins", "error", err)
 		}
 	}()
 	for _, s := range sessions {

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/plugins"
 )
 
 // alive is the readiness probe: 200 only once actions can run.
@@ -20,6 +22,9 @@ type ServerInfo struct {
 	Uptime    float64   `json:"uptime"`
 	IdleTime  float64   `json:"idle_time"`
 	Resources Resources `json:"resources"`
+	// Plugins are the started plugins' states (an addition to upstream's
+	// report; [] when none).
+	Plugins []plugins.Status `json:"plugins"`
 }
 
 // Resources is the process's resource usage, in the shape upstream reports.
@@ -54,14 +59,36 @@ type IOUsage struct {
 // serverInfo reports uptime, idle time and resources. It never waits for
 // actions, so it answers while a command runs.
 func (s *Server) serverInfo(c *gin.Context) {
-	info := ServerInfo{Resources: s.resources()}
+	info := ServerInfo{Resources: s.resources(), Plugins: []plugins.Status{}}
 	if e := s.exec.Load(); e != nil {
 		info.Uptime = e.Uptime().Seconds()
 		info.IdleTime = e.IdleTime().Seconds()
+		info.Plugins = e.Plugins().Statuses()
 	} else {
 		// Still starting: nothing has run, so idle equals uptime.
 		info.Uptime = sinceSeconds(s.started)
 		info.IdleTime = info.Uptime
 	}
 	c.JSON(http.StatusOK, info)
+}
+
+// tokenHolder is what the vscode plugin offers the token route.
+type tokenHolder interface {
+	Token() *string
+}
+
+// vscodeToken returns the VS Code server's connection token, or null when
+// the plugin is not loaded or is disabled.
+func (s *Server) vscodeToken(c *gin.Context) {
+	e := s.executor(c)
+	if e == nil {
+		return
+	}
+	var token *string
+	if p, ok := e.Plugins().Get("vscode"); ok {
+		if th, ok := p.(tokenHolder); ok {
+			token = th.Token()
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"token": token})
 }

@@ -96,6 +96,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/download_files", s.downloadFiles)
 	r.POST("/list_files", s.listFiles)
 	r.GET("/watch", s.watch)
+	r.GET("/vscode/connection_token", s.vscodeToken)
 
 	r.GET("/sessions", s.listSessions)
 	r.POST("/sessions", s.createSession)

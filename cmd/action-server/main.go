@@ -19,6 +19,7 @@ import (
 
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/server"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -53,11 +54,9 @@ func run(args []string) int {
 		return 0
 	}
 	log := newLogger()
-	for _, p := range cfg.Plugins {
-		if !knownPlugins[p] {
-			log.Error(fmt.Sprintf("Plugin %s not found", p))
-			return 1
-		}
+	if err := pluginRegistry().Check(cfg.Plugins); err != nil {
+		log.Error(err.Error())
+		return 1
 	}
 
 	// Listen before setting up, so the host's readiness probe gets a 503
@@ -80,7 +79,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	exec, err := setup(ctx, cfg, log)
+	exec, err := setup(ctx, cfg, log, localURL(ln.Addr()), apiKey)
 	if err != nil {
 		log.Error("start-up failed", "error", err)
 		return 1
@@ -98,7 +97,7 @@ func run(args []string) int {
 }
 
 // setup prepares the user and workspace and starts the executor.
-func setup(ctx context.Context, cfg config, log *slog.Logger) (*executor.Executor, error) {
+func setup(ctx context.Context, cfg config, log *slog.Logger, serverURL, apiKey string) (*executor.Executor, error) {
 	u, err := setupUser(cfg.Username, cfg.UserID, log)
 	if err != nil {
 		return nil, err
@@ -131,22 +130,35 @@ func setup(ctx context.Context, cfg config, log *slog.Logger) (*executor.Executo
 		}
 		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
 	}
+	env := shellEnv(u)
+	set, err := startPlugins(ctx, cfg.Plugins, plugins.Env{
+		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
+		WorkDir: workDir, Environ: env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
+	}, log)
+	if err != nil {
+		return nil, err
+	}
 	var owner *files.Owner
 	if os.Getuid() == 0 {
 		// Upstream gives new files <uid>:<uid>, whatever the user's
 		// primary group; only root can give files away at all.
 		owner = &files.Owner{UID: u.UID, GID: u.UID}
 	}
-	return executor.New(ctx, executor.Options{
+	exec, err := executor.New(ctx, executor.Options{
 		WorkDir:       workDir,
 		Username:      u.Name,
 		Credential:    u.Credential,
 		FileOwner:     owner,
-		Env:           shellEnv(u),
+		Env:           env,
 		Shell:         shellOpts,
 		EnableBrowser: cfg.EnableBrowser,
+		Plugins:       set,
 		Logger:        log,
 	})
+	if err != nil {
+		set.Stop(context.WithoutCancel(ctx))
+	}
+	return exec, err
 }
 
 // shutdown stops accepting requests, ends running commands (which lets
@@ -163,8 +175,6 @@ func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) i
 	httpSrv.Close()
 	return 0
 }
-
-var knownPlugins = map[string]bool{"jupyter": true, "agent_skills": true, "vscode": true}
 
 func newLogger() *slog.Logger {
 	level := slog.LevelInfo

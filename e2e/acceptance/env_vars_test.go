@@ -98,7 +98,6 @@ func TestEnvVars_PersistAfterRestart(t *testing.T) {
 // error. The bash ports above run without plugins; this one connects the
 // way conftest does.
 func TestConnect_WithTheSuitesPlugins(t *testing.T) {
-	t.Skip("the jupyter plugin is not wired into the server yet (issue 5)")
 	eachUser(t, func(t *testing.T, v variant) {
 		rt := loadRuntime(t, v, runtimeOpts{plugins: []string{"agent_skills", "jupyter"}})
 

@@ -239,6 +239,9 @@ func (k *kernel) execute(ctx context.Context, code string) (outs []output, timed
 		k.mu.Unlock()
 	}()
 
+	// stop_on_error false: cells are sent one at a time, so there is no
+	// queue to abort, and with it a cell sent just after a failing one
+	// could be answered "aborted" without running.
 	req := map[string]any{
 		"header": map[string]any{"msg_id": msgID, "msg_type": "execute_request", "username": "",
 			"session": k.session, "version": "5.3", "date": time.Now().UTC().Format(time.RFC3339Nano)},
@@ -246,7 +249,7 @@ func (k *kernel) execute(ctx context.Context, code string) (outs []output, timed
 		"metadata":      map[string]any{},
 		"channel":       "shell",
 		"content": map[string]any{"code": code, "silent": false, "store_history": false,
-			"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true},
+			"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": false},
 		"buffers": []any{},
 	}
 	b, _ := json.Marshal(req)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/actionserver/actionserver/plugins"
+	"github.com/actionserver/actionserver/plugins/jupyter"
+)
+
+// defaultPluginTimeout bounds plugin start-up unless INIT_PLUGIN_TIMEOUT
+// says otherwise.
+const defaultPluginTimeout = 120 * time.Second
+
+// pluginRegistry lists the plugins this server can start.
+func pluginRegistry() *plugins.Registry {
+	var r plugins.Registry
+	r.Register(jupyter.Name, jupyter.New)
+	r.Register("agent_skills", plugins.Unavailable("agent_skills", "not built into this server yet"))
+	r.Register("vscode", plugins.Unavailable("vscode", "not built into this server yet"))
+	return &r
+}
+
+// initCellAdder is the jupyter plugin's hook for cells that set up every
+// kernel; skillsImporter is agent_skills' cell that loads its helpers.
+type (
+	initCellAdder interface {
+		AddInitCell(context.Context, string) error
+	}
+	skillsImporter interface{ ImportCell() string }
+)
+
+// startPlugins starts the plugins named on the command line under
+// INIT_PLUGIN_TIMEOUT and, when both are loaded, imports the agent skills
+// into the kernel.
+func startPlugins(ctx context.Context, names []string, env plugins.Env, log *slog.Logger) (*plugins.Set, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	timeout := defaultPluginTimeout
+	if v := os.Getenv("INIT_PLUGIN_TIMEOUT"); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs <= 0 {
+			return nil, fmt.Errorf("INIT_PLUGIN_TIMEOUT=%q is not a positive number of seconds", v)
+		}
+		timeout = time.Duration(secs * float64(time.Second))
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	set, err := pluginRegistry().Start(ctx, names, env)
+	if err != nil {
+		return nil, err
+	}
+	jp, okJ := set.Get(jupyter.Name)
+	sk, okS := set.Get("agent_skills")
+	if okJ && okS {
+		adder, ok1 := jp.(initCellAdder)
+		imp, ok2 := sk.(skillsImporter)
+		if ok1 && ok2 {
+			if err := adder.AddInitCell(ctx, imp.ImportCell()); err != nil {
+				set.Stop(context.WithoutCancel(ctx))
+				return nil, fmt.Errorf("load agent skills into the kernel: %w", err)
+			}
+		}
+	}
+	for _, st := range set.Statuses() {
+		log.Info("plugin started", "plugin", st.Name, "state", st.State, "error", st.Error, "port", st.Port)
+	}
+	log.Info("plugins ready", "took", time.Since(start))
+	return set, nil
+}
+
+// localURL is how processes in the sandbox reach the server on addr.
+func localURL(addr net.Addr) string {
+	port := addr.(*net.TCPAddr).Port
+	return "http://127.0.0.1:" + strconv.Itoa(port)
+}
