@@ -57,7 +57,7 @@ type Plugin struct {
 
 // New returns the plugin, not started.
 func New() plugins.Plugin {
-	return &Plugin{hc: &http.Client{}, status: plugins.Status{Name: Name, State: plugins.StateStarting}}
+	return &Plugin{hc: newHTTPClient(), status: plugins.Status{Name: Name, State: plugins.StateStarting}}
 }
 
 // Name implements plugins.Plugin.

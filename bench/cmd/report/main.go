@@ -39,6 +39,7 @@ var scenarios = []bench.Scenario{
 	bench.ParallelSessions,
 	bench.AliveUnderFlood,
 	bench.FileTransfer,
+	bench.IPython,
 }
 
 func run(quick bool, outPath, only string) error {
