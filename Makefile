@@ -7,7 +7,7 @@ BUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
 PORT ?= 8000
 
-.PHONY: all build run test lint deps bench clean
+.PHONY: all build run test lint deps bench fuzz clean
 
 all: build
 
@@ -29,6 +29,11 @@ lint:
 
 test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
+	FUZZTIME=5s scripts/fuzz.sh
+
+# Explore every fuzz target for FUZZTIME each (default 60s).
+fuzz:
+	scripts/fuzz.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./shell ./files ./server

@@ -22,7 +22,7 @@ type zipEntry struct {
 	mode       fs.FileMode
 }
 
-func makeZip(t *testing.T, entries ...zipEntry) string {
+func makeZip(t testing.TB, entries ...zipEntry) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "up.zip")
 	f, err := os.Create(p)

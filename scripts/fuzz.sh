@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module for FUZZTIME each (default 60s).
+# `go test` alone replays the committed corpus; this explores further.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${FUZZTIME:-60s}
+status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+while IFS= read -r line; do
+	file=${line%%:*}
+	name=$(sed -E 's/^func (Fuzz[A-Za-z0-9_]*).*/\1/' <<<"${line#*:}")
+	pkg=./$(dirname "$file")
+	echo "fuzz: $name in $pkg for $fuzztime" >&2
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" >"$log" 2>&1; then
+		tail -20 "$log" >&2
+		status=1
+	fi
+done < <(grep -rn --include='*_test.go' -E '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' . | sed -E 's/^\.\/([^:]*):[0-9]+:/\1:/')
+exit $status

@@ -1,0 +1,89 @@
+package shell
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzSplitCommands checks that the splitter never panics and returns the
+// commands as pieces of the text, in order.
+func FuzzSplitCommands(f *testing.F) {
+	for _, s := range []string{
+		"ls\npwd", "echo a; echo b", "for i in 1 2; do\n echo $i\ndone\necho x",
+		"cat <<EOF\nline\nEOF\necho after", "a && \\\n b", "echo 'unterminated", "# c\nls # d\n",
+		"f() { echo; }\nf", "x=$(\necho y\n)\n", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		parts := withinTime(t, func() []string { return SplitCommands(text) })
+		if len(parts) == 0 {
+			t.Fatal("no commands")
+		}
+		rest := text
+		for _, p := range parts {
+			i := strings.Index(rest, p)
+			if i < 0 {
+				t.Fatalf("command %q is not a piece of %q (in order)", p, text)
+			}
+			rest = rest[i+len(p):]
+		}
+	})
+}
+
+// screenOutput feeds chunks to a fresh screen and returns everything it
+// finalized, with the OSC commands it reported.
+func screenOutput(chunks ...[]byte) string {
+	var out bytes.Buffer
+	s := newScreen(func(b []byte) { out.Write(b) }, func(cmd int, data []byte) {
+		out.WriteString("<osc ")
+		out.WriteString(string(rune('0' + cmd%10)))
+		out.Write(data)
+		out.WriteString(">")
+	})
+	now := time.Unix(0, 0)
+	for _, c := range chunks {
+		s.WriteAt(c, now)
+	}
+	s.flush()
+	return out.String()
+}
+
+// FuzzScreen checks the terminal output cleaner: it never panics, and how
+// the bytes are split into reads (escape sequences, UTF-8 sequences and
+// markers cut in two) does not change what comes out.
+func FuzzScreen(f *testing.F) {
+	for _, s := range []string{
+		"plain\n", "\x1b[31mred\x1b[0m\n", "progress 10%\rprogress 99%\n", "héllo wörld ✓\n",
+		"\x1b]633;D;0\x07after\n", "a\x1b[2Kb\x1b[1Gc\n", "tab\there\x08x\n", "\x1b[?25l\x1b[Hhome\n",
+	} {
+		f.Add([]byte(s), uint16(len(s)/2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		k := int(cut) % (len(data) + 1)
+		whole := withinTime(t, func() string { return screenOutput(data) })
+		split := withinTime(t, func() string { return screenOutput(data[:k], data[k:]) })
+		if whole != split {
+			t.Fatalf("output depends on where the read was cut (at %d of %q):\nwhole: %q\nsplit: %q", k, data, whole, split)
+		}
+	})
+}
+
+// withinTime runs fn and fails the fuzz input if it takes unreasonably
+// long, so a hang is reported with its input instead of stalling the
+// fuzzer.
+func withinTime[T any](t *testing.T, fn func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- fn() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("took more than 5 s")
+	}
+	var zero T
+	return zero
+}
