@@ -176,6 +176,13 @@ type ServerInfo struct {
 	IdleTime  float64        `json:"idle_time"`
 	Resources map[string]any `json:"resources"`
 	Plugins   []PluginStatus `json:"plugins"`
+	// Runtime counts the server's goroutines, open file descriptors and
+	// child processes, for leak checks.
+	Runtime struct {
+		Goroutines int `json:"goroutines"`
+		OpenFDs    int `json:"open_fds"`
+		Children   int `json:"children"`
+	} `json:"runtime"`
 }
 
 // PluginStatus is a started plugin's state: "starting", "ready",

@@ -25,6 +25,17 @@ type ServerInfo struct {
 	// Plugins are the started plugins' states (an addition to upstream's
 	// report; [] when none).
 	Plugins []plugins.Status `json:"plugins"`
+	// Runtime counts what a leak would grow (an addition to upstream's
+	// report).
+	Runtime RuntimeStats `json:"runtime"`
+}
+
+// RuntimeStats are the server's goroutines, open file descriptors and
+// direct child processes.
+type RuntimeStats struct {
+	Goroutines int `json:"goroutines"`
+	OpenFDs    int `json:"open_fds"`
+	Children   int `json:"children"`
 }
 
 // Resources is the process's resource usage, in the shape upstream reports.
@@ -59,7 +70,7 @@ type IOUsage struct {
 // serverInfo reports uptime, idle time and resources. It never waits for
 // actions, so it answers while a command runs.
 func (s *Server) serverInfo(c *gin.Context) {
-	info := ServerInfo{Resources: s.resources(), Plugins: []plugins.Status{}}
+	info := ServerInfo{Resources: s.resources(), Plugins: []plugins.Status{}, Runtime: runtimeStats()}
 	if e := s.exec.Load(); e != nil {
 		info.Uptime = e.Uptime().Seconds()
 		info.IdleTime = e.IdleTime().Seconds()

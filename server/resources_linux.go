@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -108,3 +109,31 @@ func memTotal() int64 {
 }
 
 func sinceSeconds(t time.Time) float64 { return time.Since(t).Seconds() }
+
+// runtimeStats counts what a leak would grow: goroutines, open file
+// descriptors and child processes.
+func runtimeStats() RuntimeStats {
+	st := RuntimeStats{Goroutines: runtime.NumGoroutine()}
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		st.OpenFDs = len(fds)
+	}
+	me := os.Getpid()
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			f := strings.Fields(string(stat[i+1:]))
+			if len(f) > 1 && f[1] == strconv.Itoa(me) {
+				st.Children++
+			}
+		}
+	}
+	return st
+}
