@@ -7,7 +7,7 @@ BUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
 PORT ?= 8000
 
-.PHONY: all build run test lint deps bench fuzz clean
+.PHONY: all build run test lint deps bench fuzz soak clean
 
 all: build
 
@@ -30,6 +30,12 @@ lint:
 test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	FUZZTIME=5s scripts/fuzz.sh
+
+# Concurrent clients mixing every kind of action; fails on a wrong answer
+# or a leak. SOAK_DURATION=2h for a long run.
+SOAK_DURATION ?= 2m
+soak:
+	$(GO) run ./bench/cmd/soak -duration $(SOAK_DURATION)
 
 # Explore every fuzz target for FUZZTIME each (default 60s).
 fuzz:
