@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Editor commands.
@@ -76,6 +77,11 @@ type Editor struct {
 	Owner Owner
 	// MaxFileSize overrides DefaultMaxFileSize when positive.
 	MaxFileSize int64
+	// HistoryDir, if set, keeps the undo history there, where it outlives
+	// the Editor (editors in separate processes that share the directory
+	// share the history); otherwise it lives in a temporary directory that
+	// Close removes.
+	HistoryDir string
 
 	mu   sync.Mutex
 	hist history
@@ -87,7 +93,7 @@ func NewEditor(workspaceRoot string) *Editor {
 	return &Editor{WorkspaceRoot: workspaceRoot, Owner: KeepOwner}
 }
 
-// Close discards the undo history.
+// Close discards the undo history, unless it is kept in HistoryDir.
 func (e *Editor) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -108,6 +114,9 @@ func (e *Editor) Do(ctx context.Context, req EditRequest) (EditResult, error) {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.hist.dir == "" && e.HistoryDir != "" {
+		e.hist.dir = e.HistoryDir
+	}
 
 	p := pyPath(req.Path)
 	if err := e.validatePath(req.Command, req.Path, p); err != nil {
@@ -225,7 +234,10 @@ func (e *Editor) validatePath(command, raw, p string) error {
 		}
 		return invalidParam("path", p, hint)
 	}
-	ex := exists(p)
+	ex, err := pathExists(p)
+	if err != nil {
+		return err
+	}
 	if command == CmdCreate && ex {
 		return invalidParam("path", p, fmt.Sprintf("File already exists at: %s. Cannot overwrite files using command `create`.", p))
 	}
@@ -246,6 +258,40 @@ func (e *Editor) validatePath(command, raw, p string) error {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// pathExists is Python's Path.exists: a missing path (or a missing or
+// non-directory parent, or a symlink loop) does not exist; any other
+// failure, such as permission denied on a parent, is an error rather than
+// a "no", as it is upstream (where it escapes the editor as an exception).
+func pathExists(p string) (bool, error) {
+	_, err := os.Stat(p)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EBADF):
+		return false, nil
+	}
+	return false, &OSError{Err: err}
+}
+
+// OSError is a failure upstream's editor does not handle: an OSError raised
+// out of it. Its message is Python's str() of that exception.
+type OSError struct{ Err error }
+
+func (e *OSError) Error() string { return pyOSError(e.Err) }
+
+func (e *OSError) Unwrap() error { return e.Err }
+
+// PyClass names the Python exception class upstream raises.
+func (e *OSError) PyClass() string {
+	switch {
+	case errors.Is(e.Err, fs.ErrPermission):
+		return "PermissionError"
+	case errors.Is(e.Err, fs.ErrNotExist):
+		return "FileNotFoundError"
+	}
+	return "OSError"
 }
 
 func isDir(p string) bool {

@@ -32,6 +32,9 @@ var version = "dev"
 const shutdownGrace = 2 * time.Second
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == fileEditorCommand {
+		os.Exit(runFileEditor(os.Stdin, os.Stdout))
+	}
 	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
 		os.Exit(runAsInit())
 	}

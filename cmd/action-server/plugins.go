@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/plugins"
+	"github.com/actionserver/actionserver/plugins/agentskills"
 	"github.com/actionserver/actionserver/plugins/jupyter"
 )
 
@@ -21,7 +22,7 @@ const defaultPluginTimeout = 120 * time.Second
 func pluginRegistry() *plugins.Registry {
 	var r plugins.Registry
 	r.Register(jupyter.Name, jupyter.New)
-	r.Register("agent_skills", plugins.Unavailable("agent_skills", "not built into this server yet"))
+	r.Register(agentskills.Name, agentskills.New)
 	r.Register("vscode", plugins.Unavailable("vscode", "not built into this server yet"))
 	return &r
 }
@@ -58,7 +59,7 @@ func startPlugins(ctx context.Context, names []string, env plugins.Env, log *slo
 		return nil, err
 	}
 	jp, okJ := set.Get(jupyter.Name)
-	sk, okS := set.Get("agent_skills")
+	sk, okS := set.Get(agentskills.Name)
 	if okJ && okS {
 		adder, ok1 := jp.(initCellAdder)
 		imp, ok2 := sk.(skillsImporter)

@@ -1,0 +1,1 @@
+"""Namespace for the action server's agent skills (import path kept from OpenHands)."""

@@ -1,0 +1,1 @@
+"""Agent skills: helpers for agents working in the IPython kernel."""
