@@ -83,8 +83,14 @@ type Chunk struct {
 func (c *Command) Read(off int64, max int) Chunk {
 	c.proc.mu.Lock()
 	defer c.proc.mu.Unlock()
+	// An offset past the end reads as the end, so a client that asks for
+	// "whatever comes next" with a large offset still learns when the
+	// command is done.
 	if off < 0 {
 		off = 0
+	}
+	if off > c.out.total {
+		off = c.out.total
 	}
 	data, lost := c.out.ReadFrom(off, max)
 	start := off + lost

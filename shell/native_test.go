@@ -56,6 +56,13 @@ func TestStart_OutputByOffsetIsCompleteAndExactlyOnce(t *testing.T) {
 	st := c.Status()
 	assert.False(t, st.Running)
 	assert.Equal(t, 0, st.Metadata.ExitCode)
+
+	// Past the end reads as the end: a client asking for "what comes next"
+	// with a huge offset still learns that the command is done.
+	end := c.Read(1<<40, 10)
+	assert.True(t, end.Done)
+	assert.Equal(t, int64(len(got)), end.Next)
+	assert.Empty(t, end.Data)
 }
 
 func TestStart_BusyAndLookup(t *testing.T) {
