@@ -53,8 +53,9 @@ func run(quick bool, outPath, only string) error {
 	if err := os.MkdirAll(env.Home, 0o755); err != nil {
 		return err
 	}
-	for _, cmd := range []string{"action-server", "actionctl"} {
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), "./cmd/"+cmd)
+	for _, pkg := range []string{"./cmd/action-server", "./cmd/actionctl", "./bench/cmd/floorserver"} {
+		cmd := filepath.Base(pkg)
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %w\n%s", cmd, err, b)
