@@ -102,6 +102,38 @@ type fileWriteArgs struct {
 	SecurityRisk int    `json:"security_risk"`
 }
 
+type fileEditArgs struct {
+	Path         string  `json:"path"`
+	Command      string  `json:"command"`
+	FileText     *string `json:"file_text"`
+	OldStr       *string `json:"old_str"`
+	NewStr       *string `json:"new_str"`
+	InsertLine   any     `json:"insert_line"`
+	Content      string  `json:"content"`
+	Start        int     `json:"start"`
+	End          int     `json:"end"`
+	Thought      string  `json:"thought"`
+	SecurityRisk int     `json:"security_risk"`
+	ImplSource   string  `json:"impl_source"`
+}
+
+// fileEdit is a FileEditAction with its default impl_source, oh_aci. A nil
+// string is Python's None, which the host sends as null.
+type fileEdit struct {
+	command  string
+	path     string
+	fileText *string
+	oldStr   *string
+	newStr   *string
+	// insertLine is nil (None), an int, or a string: the action's field
+	// is typed int, but nothing stops an agent's tool call from giving a
+	// string, and the host sends whatever it holds.
+	insertLine any
+}
+
+// strp is a Python str where the action's field may also be None.
+func strp(s string) *string { return &s }
+
 // cmdMetadata is CmdOutputMetadata with its defaults.
 type cmdMetadata struct {
 	ExitCode          int     `json:"exit_code"`
@@ -124,6 +156,8 @@ type observation struct {
 	Hidden  bool
 	ErrorID string
 	Path    string
+	// ImplSource is a read or edit observation's impl_source.
+	ImplSource string
 
 	metadata cmdMetadata
 	body     string // the server's answer, for failure messages
@@ -244,6 +278,24 @@ func (r *runtime) write(path, content string) *observation {
 	}, false)
 	if err != nil {
 		r.t.Fatalf("write %s: %v", path, err)
+	}
+	return o
+}
+
+// edit sends a FileEditAction. Its message is empty: the action has no
+// message of its own.
+func (r *runtime) edit(a fileEdit) *observation {
+	r.t.Helper()
+	o, err := r.execute(actionDict{
+		Message: "",
+		Action:  "edit",
+		Args: fileEditArgs{Path: a.path, Command: a.command, FileText: a.fileText, OldStr: a.oldStr,
+			NewStr: a.newStr, InsertLine: a.insertLine, Start: 1, End: -1, SecurityRisk: -1,
+			ImplSource: "oh_aci"},
+		Timeout: sandboxTimeout,
+	}, false)
+	if err != nil {
+		r.t.Fatalf("edit %s %s: %v", a.command, a.path, err)
 	}
 	return o
 }
@@ -374,6 +426,10 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 		if err := str("path", &o.Path); err != nil {
 			return nil, err
 		}
+		o.ImplSource = "default"
+		if err := str("impl_source", &o.ImplSource); err != nil {
+			return nil, err
+		}
 	case "write":
 		if err := allow("path"); err != nil {
 			return nil, err
@@ -382,6 +438,19 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 			return nil, fmt.Errorf("TypeError: FileWriteObservation missing required argument 'path' in %s", data)
 		}
 		if err := str("path", &o.Path); err != nil {
+			return nil, err
+		}
+	case "edit":
+		// FileEditObservation: every field has a default, _diff_cache
+		// included (a dataclass field, so a keyword argument).
+		if err := allow("path", "prev_exist", "old_content", "new_content", "impl_source", "diff", "_diff_cache"); err != nil {
+			return nil, err
+		}
+		if err := str("path", &o.Path); err != nil {
+			return nil, err
+		}
+		o.ImplSource = "llm_based_edit"
+		if err := str("impl_source", &o.ImplSource); err != nil {
 			return nil, err
 		}
 	case "run_ipython":
