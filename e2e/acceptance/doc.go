@@ -66,10 +66,53 @@
 //	TestInitializeRepositoryForRuntime                  test_setup.py::test_initialize_repository_for_runtime (local origin)
 //	TestMaybeRunSetupScript                             test_setup.py::test_maybe_run_setup_script
 //	TestMaybeRunSetupScript_WithLongTimeout             test_setup.py::test_maybe_run_setup_script_with_long_timeout
+//	TestCopyTo_SingleFile                               test_copy_single_file
+//	TestCopyTo_DirectoryRecursively                     test_copy_directory_recursively
+//	TestCopyTo_NonExistentDirectoryIsCreated            test_copy_to_non_existent_directory
+//	TestCopyTo_OverwritesExistingFile                   test_overwrite_existing_file
+//	TestCopyTo_NonExistentFileFailsOnTheHost            test_copy_non_existent_file
+//	TestCopyFrom_Directory                              test_copy_from_directory (plus checks of the zip)
+//
+// From test_aci_edit.py:
+//
+//	TestEditView_File                                   test_view_file
+//	TestEditView_DirectoryCountsHiddenDownloads         test_view_directory
+//	TestEditCreate_File                                 test_create_file
+//	TestEditCreate_EmptyContentViewsAsOneEmptyLine      test_create_file_with_empty_content
+//	TestEditCreate_WithoutFileTextIsAnError             test_create_with_none_file_text
+//	TestEditStrReplace                                  test_str_replace
+//	TestEditStrReplace_MultiLine                        test_str_replace_multi_line
+//	TestEditStrReplace_MultiLineWithTabs                test_str_replace_multi_line_with_tabs
+//	TestEditStrReplace_MultipleOccurrencesListsTheirLines test_str_replace_error_multiple_occurrences
+//	TestEditStrReplace_MultipleMultilineOccurrencesListStartLines test_str_replace_error_multiple_multiline_occurrences
+//	TestEditStrReplace_NonexistentString                test_str_replace_nonexistent_string
+//	TestEditStrReplace_EmptyNewStrRemovesTheText        test_str_replace_with_empty_new_str
+//	TestEditStrReplace_EmptyOldStrMatchesEveryLine      test_str_replace_with_empty_old_str
+//	TestEditStrReplace_WithoutOldStrIsAnError           test_str_replace_with_none_old_str
+//	TestEditInsert                                      test_insert
+//	TestEditInsert_LineOutOfRangeIsAnError              test_insert_invalid_line
+//	TestEditInsert_EmptyStringAddsAnEmptyLine           test_insert_with_empty_string
+//	TestEditInsert_WithoutNewStrIsAnError               test_insert_with_none_new_str
+//	TestEditUndo_RestoresTheFile                        test_undo_edit
+//	TestEditView_MissingPathIsAnError                   test_validate_path_invalid
+//	TestEditCreate_ExistingFileIsAnError                test_create_existing_file_error
+//	TestEditStrReplace_EmptyOldStrIsNotUnique           test_str_replace_missing_old_str
+//	TestEditStrReplace_SameOldAndNewStrIsAnError        test_str_replace_new_str_and_old_str_same
+//	TestEditInsert_WithoutInsertLineIsAnError           test_insert_missing_line_param
+//	TestEditUndo_WithoutHistoryIsAnError                test_undo_edit_no_history_error
+//	TestEditView_LargeFileIsTruncated                   test_view_large_file_with_truncation
+//	TestEditInsert_InsertLineGivenAsString              test_insert_line_string_conversion (over the wire, not with a mocked editor)
+//
+// The copy tests keep the host's files outside the sandbox (upstream's
+// are in the mounted workspace already), and the TestHost* tests check
+// this package's copy_to and copy_from against a stand-in server.
+// No upstream runtime test calls list_files directly; the host uses it
+// (with copy_from) to load microagents, which test_microagent.py covers
+// through host code not ported here.
 //
 // Not ported: the Windows, CLIRuntime and LocalRuntime branches and tests
-// (test_cliruntime_multiple_newline_commands), the copy_to/copy_from tests,
-// and test_runtime_resource.py (its one test is skipped upstream as flaky).
+// (test_cliruntime_multiple_newline_commands), test_microagent.py, and
+// test_runtime_resource.py (its one test is skipped upstream as flaky).
 // Upstream's conftest loads the agent_skills and jupyter plugins for every
 // test; the bash ports run without plugins (add_env_vars then sends only
 // the two bash commands), and TestConnect_WithTheSuitesPlugins covers the

@@ -1,12 +1,20 @@
 package acceptance
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +110,38 @@ type fileWriteArgs struct {
 	SecurityRisk int    `json:"security_risk"`
 }
 
+type fileEditArgs struct {
+	Path         string  `json:"path"`
+	Command      string  `json:"command"`
+	FileText     *string `json:"file_text"`
+	OldStr       *string `json:"old_str"`
+	NewStr       *string `json:"new_str"`
+	InsertLine   any     `json:"insert_line"`
+	Content      string  `json:"content"`
+	Start        int     `json:"start"`
+	End          int     `json:"end"`
+	Thought      string  `json:"thought"`
+	SecurityRisk int     `json:"security_risk"`
+	ImplSource   string  `json:"impl_source"`
+}
+
+// fileEdit is a FileEditAction with its default impl_source, oh_aci. A nil
+// string is Python's None, which the host sends as null.
+type fileEdit struct {
+	command  string
+	path     string
+	fileText *string
+	oldStr   *string
+	newStr   *string
+	// insertLine is nil (None), an int, or a string: the action's field
+	// is typed int, but nothing stops an agent's tool call from giving a
+	// string, and the host sends whatever it holds.
+	insertLine any
+}
+
+// strp is a Python str where the action's field may also be None.
+func strp(s string) *string { return &s }
+
 // cmdMetadata is CmdOutputMetadata with its defaults.
 type cmdMetadata struct {
 	ExitCode          int     `json:"exit_code"`
@@ -124,6 +164,8 @@ type observation struct {
 	Hidden  bool
 	ErrorID string
 	Path    string
+	// ImplSource is a read or edit observation's impl_source.
+	ImplSource string
 
 	metadata cmdMetadata
 	body     string // the server's answer, for failure messages
@@ -244,6 +286,24 @@ func (r *runtime) write(path, content string) *observation {
 	}, false)
 	if err != nil {
 		r.t.Fatalf("write %s: %v", path, err)
+	}
+	return o
+}
+
+// edit sends a FileEditAction. Its message is empty: the action has no
+// message of its own.
+func (r *runtime) edit(a fileEdit) *observation {
+	r.t.Helper()
+	o, err := r.execute(actionDict{
+		Message: "",
+		Action:  "edit",
+		Args: fileEditArgs{Path: a.path, Command: a.command, FileText: a.fileText, OldStr: a.oldStr,
+			NewStr: a.newStr, InsertLine: a.insertLine, Start: 1, End: -1, SecurityRisk: -1,
+			ImplSource: "oh_aci"},
+		Timeout: sandboxTimeout,
+	}, false)
+	if err != nil {
+		r.t.Fatalf("edit %s %s: %v", a.command, a.path, err)
 	}
 	return o
 }
@@ -374,6 +434,10 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 		if err := str("path", &o.Path); err != nil {
 			return nil, err
 		}
+		o.ImplSource = "default"
+		if err := str("impl_source", &o.ImplSource); err != nil {
+			return nil, err
+		}
 	case "write":
 		if err := allow("path"); err != nil {
 			return nil, err
@@ -382,6 +446,19 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 			return nil, fmt.Errorf("TypeError: FileWriteObservation missing required argument 'path' in %s", data)
 		}
 		if err := str("path", &o.Path); err != nil {
+			return nil, err
+		}
+	case "edit":
+		// FileEditObservation: every field has a default, _diff_cache
+		// included (a dataclass field, so a keyword argument).
+		if err := allow("path", "prev_exist", "old_content", "new_content", "impl_source", "diff", "_diff_cache"); err != nil {
+			return nil, err
+		}
+		if err := str("path", &o.Path); err != nil {
+			return nil, err
+		}
+		o.ImplSource = "llm_based_edit"
+		if err := str("impl_source", &o.ImplSource); err != nil {
 			return nil, err
 		}
 	case "run_ipython":
@@ -506,3 +583,179 @@ func clip(s string, n int) string {
 
 // sleep is the suite's time.sleep.
 func sleep(seconds float64) { time.Sleep(time.Duration(seconds * float64(time.Second))) }
+
+// copyTo is the host's copy_to: POST /upload_file with the file in the
+// multipart field "file" and the destination directory and
+// recursive=true|false in the query. A directory goes recursively, as a
+// zip of its files named relative to its parent (so the directory's own
+// name comes first) under a temporary tmp*.zip name, removed afterwards.
+// A missing source fails before any request, with FileNotFoundError.
+func (r *runtime) copyTo(hostSrc, sandboxDest string, recursive bool) error {
+	info, err := os.Stat(hostSrc)
+	if err != nil {
+		return fmt.Errorf("FileNotFoundError: Source file %s does not exist: %w", hostSrc, fs.ErrNotExist)
+	}
+	upload := hostSrc
+	if recursive {
+		zipPath, err := zipForUpload(hostSrc, r.t.TempDir())
+		if err != nil {
+			return err
+		}
+		defer os.Remove(zipPath)
+		upload = zipPath
+	} else if info.IsDir() {
+		return fmt.Errorf("IsADirectoryError: [Errno 21] Is a directory: '%s'", hostSrc)
+	}
+
+	body, contentType, err := multipartFile(upload)
+	if err != nil {
+		return err
+	}
+	query := url.Values{"destination": {sandboxDest}, "recursive": {strconv.FormatBool(recursive)}}
+	r.t.Logf("-> upload_file %s (%s)", upload, query.Encode())
+	hc := &http.Client{Timeout: 300 * time.Second}
+	resp, err := hc.Post(r.url+"/upload_file?"+query.Encode(), contentType, body)
+	if err != nil {
+		return fmt.Errorf("httpx error: %w", err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("read the answer: %w", err)
+	}
+	r.t.Logf("<- upload_file HTTP %d %s", resp.StatusCode, clip(string(data), 300))
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("RequestHTTPError: HTTP %d; body %s", resp.StatusCode, data)
+	}
+	return nil
+}
+
+// copyFrom is the host's copy_from: GET /download_files?path=..., the body
+// streamed into a temporary .zip whose path it returns. Like the host, it
+// does not look at the status: whatever the server answers is the "zip".
+func (r *runtime) copyFrom(path string) (string, error) {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	resp, err := hc.Get(r.url + "/download_files?" + url.Values{"path": {path}}.Encode())
+	if err != nil {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			return "", errors.New("TimeoutError: Copy operation timed out")
+		}
+		return "", fmt.Errorf("httpx error: %w", err)
+	}
+	defer resp.Body.Close()
+	r.t.Logf("<- download_files %s: HTTP %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	f, err := os.CreateTemp(r.t.TempDir(), "tmp*.zip")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			return "", errors.New("TimeoutError: Copy operation timed out")
+		}
+		return "", fmt.Errorf("httpx error: %w", err)
+	}
+	return f.Name(), f.Close()
+}
+
+// zipForUpload zips the regular files under dir (symbolic links followed,
+// directories not stored, as Python's zipfile does from an os.walk), each
+// named relative to dir's parent and stored uncompressed, into a new
+// tmp*.zip in tmpDir.
+func zipForUpload(dir, tmpDir string) (string, error) {
+	f, err := os.CreateTemp(tmpDir, "tmp*.zip")
+	if err != nil {
+		return "", err
+	}
+	zw := zip.NewWriter(f)
+	parent := filepath.Dir(dir)
+	walkErr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := os.Stat(p)
+		if err != nil || info.IsDir() {
+			// os.walk lists a link to a directory among the
+			// directories and does not follow it.
+			return err
+		}
+		rel, err := filepath.Rel(parent, p)
+		if err != nil {
+			return err
+		}
+		h, err := zip.FileInfoHeader(info)
+		if err != nil {
+			return err
+		}
+		h.Name, h.Method = filepath.ToSlash(rel), zip.Store
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		src, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(w, src)
+		return err
+	})
+	closeErr := errors.Join(zw.Close(), f.Close())
+	if err := errors.Join(walkErr, closeErr); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("zip %s: %w", dir, err)
+	}
+	return f.Name(), nil
+}
+
+// pythonMimeType is what Python's mimetypes guesses from its built-in
+// table for the extensions the tests upload.
+func pythonMimeType(ext string) (string, bool) {
+	switch strings.ToLower(ext) {
+	case ".txt":
+		return "text/plain", true
+	case ".zip":
+		return "application/zip", true
+	}
+	return "", false
+}
+
+// multipartFile is the form httpx builds from files={"file": <open file>}:
+// the file's base name as filename and a content type guessed from it.
+func multipartFile(path string) (io.Reader, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	name := filepath.Base(path)
+	ctype := "application/octet-stream"
+	if t, _, err := mime.ParseMediaType(mime.TypeByExtension(filepath.Ext(name))); err == nil {
+		ctype = t
+	} else if t, ok := pythonMimeType(filepath.Ext(name)); ok {
+		// Go knows few types without the system's mime.types;
+		// Python's mimetypes has these built in.
+		ctype = t
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	h := textproto.MIMEHeader{}
+	quoted := strings.NewReplacer(`\`, `\\`, `"`, "%22").Replace(name)
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+quoted+`"`)
+	h.Set("Content-Type", ctype)
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := part.Write(data); err != nil {
+		return nil, "", err
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return &body, mw.FormDataContentType(), nil
+}

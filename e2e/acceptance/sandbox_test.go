@@ -81,6 +81,9 @@ type runtimeOpts struct {
 	// plugins are passed with --plugins. Upstream's tests load
 	// agent_skills and jupyter; the bash ports run without (see doc.go).
 	plugins []string
+	// enableBrowser is _load_runtime's enable_browser: without it the host
+	// passes --no-enable-browser.
+	enableBrowser bool
 }
 
 // runtime is one sandbox driven the way the host's DockerRuntime drives
@@ -171,7 +174,10 @@ func (r *runtime) start() {
 	if r.v.asUser {
 		uid = sandboxUID
 	}
-	args = append(args, "--username", r.v.username(), "--user-id", strconv.Itoa(uid), "--no-enable-browser")
+	args = append(args, "--username", r.v.username(), "--user-id", strconv.Itoa(uid))
+	if !r.opts.enableBrowser {
+		args = append(args, "--no-enable-browser")
+	}
 
 	env := []string{"PATH=" + sandboxPath, "HOME=/root", "LANG=C.UTF-8"}
 	for _, e := range r.opts.sandboxEnv {
