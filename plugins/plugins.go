@@ -220,17 +220,3 @@ func (s *Set) Stop(ctx context.Context) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-// Unavailable returns a factory of a plugin that cannot run in this build
-// or on this machine: it starts at once as disabled with the reason, so a
-// host that always asks for it still gets a working server.
-func Unavailable(name, reason string) Factory {
-	return func() Plugin { return &unavailable{Status{Name: name, State: StateDisabled, Error: reason}} }
-}
-
-type unavailable struct{ st Status }
-
-func (u *unavailable) Name() string                     { return u.st.Name }
-func (u *unavailable) Start(context.Context, Env) error { return nil }
-func (u *unavailable) Stop(context.Context) error       { return nil }
-func (u *unavailable) Status() Status                   { return u.st }

@@ -12,6 +12,7 @@ import (
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/plugins/agentskills"
 	"github.com/actionserver/actionserver/plugins/jupyter"
+	"github.com/actionserver/actionserver/plugins/vscode"
 )
 
 // defaultPluginTimeout bounds plugin start-up unless INIT_PLUGIN_TIMEOUT
@@ -23,7 +24,7 @@ func pluginRegistry() *plugins.Registry {
 	var r plugins.Registry
 	r.Register(jupyter.Name, jupyter.New)
 	r.Register(agentskills.Name, agentskills.New)
-	r.Register("vscode", plugins.Unavailable("vscode", "not built into this server yet"))
+	r.Register(vscode.Name, vscode.New)
 	return &r
 }
 

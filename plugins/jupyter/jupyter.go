@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -158,7 +159,7 @@ func (p *Plugin) launch(ctx context.Context) error {
 	cmd.Dir = env.WorkDir
 	cmd.Env = append(append([]string{}, env.Environ...), "JUPYTER_RUNTIME_DIR="+runtime)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: env.Credential}
-	logw := &logWriter{log: env.Logger}
+	logw := plugins.LineLogger(env.Logger, "jupyter server", serverLogLevel)
 	cmd.Stdout, cmd.Stderr = logw, logw
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(runtime)
@@ -191,6 +192,15 @@ func (p *Plugin) launch(ctx context.Context) error {
 		case <-time.After(delay):
 		}
 	}
+}
+
+// serverLogLevel shows the server's errors as warnings, the rest (request
+// logs) at debug level.
+func serverLogLevel(line string) slog.Level {
+	if strings.HasPrefix(line, "[E ") || strings.HasPrefix(line, "[C ") || strings.Contains(line, "Traceback") {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 func runsAsRoot(env plugins.Env) bool {
