@@ -36,6 +36,7 @@ var scenarios = []bench.Scenario{
 	bench.Startup,
 	bench.MemoryAfterActions,
 	bench.BigOutput,
+	bench.Stream,
 	bench.ParallelSessions,
 	bench.AliveUnderFlood,
 	bench.FileTransfer,
