@@ -120,3 +120,36 @@ func TestActionctl_Browse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "\x89PNG", string(png[:4]))
 }
+
+// TestFileViewer_ThroughTheBrowser ports the PNG half of upstream's
+// file-viewer test: agents read /tmp/oh-server-url and browse to
+// <url>/view?path=<file>.
+func TestFileViewer_ThroughTheBrowser(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if _, err := os.Stat("/usr/lib/chromium/chromium"); err != nil {
+			t.Fatal("Chromium is not installed; run scripts/deps.sh")
+		}
+	}
+	ws := t.TempDir()
+	// Servers of other test packages run at the same time; this one's
+	// address goes to a file of its own.
+	urlFile := t.TempDir() + "/server-url"
+	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws}, env: []string{"FILE_VIEWER_URL_FILE=" + urlFile}})
+	ctx := ctxT(t)
+	png := s.WorkDir + "/test_image.png"
+	pngBytes := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82")
+	require.NoError(t, os.WriteFile(png, pngBytes, 0o644))
+	obs, err := s.Client.Run(ctx, "cat "+urlFile, client.RunOptions{})
+	require.NoError(t, err)
+	require.Regexp(t, `^http://localhost:\d+$`, obs.Content)
+
+	timeout := 60.0
+	out, err := s.Client.Execute(ctx, &event.BrowseInteractive{Header: event.Header{Timeout: &timeout},
+		BrowserActions: fmt.Sprintf("goto(%q)", obs.Content+"/view?path="+png), SecurityRisk: event.RiskUnknown})
+	require.NoError(t, err)
+	b, ok := out.(*event.BrowserOutput)
+	require.True(t, ok, "got %T: %s", out, out.Text())
+	assert.False(t, b.Error, b.LastBrowserActionError)
+	assert.Contains(t, b.Content, "[Action executed successfully.]")
+	assert.Contains(t, b.Content, "File Viewer - test_image.png")
+}

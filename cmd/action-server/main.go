@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/files"
 	"github.com/actionserver/actionserver/plugins"
@@ -60,6 +61,19 @@ func run(args []string) int {
 	if err := pluginRegistry().Check(cfg.Plugins); err != nil {
 		log.Error(err.Error())
 		return 1
+	}
+
+	// Agents find it through browser.ServerURLFile; it answers on loopback
+	// only, whether or not the browser is enabled, as upstream's does.
+	urlFile := browser.ServerURLFile
+	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
+		urlFile = v // several servers on one machine need their own
+	}
+	viewer, err := browser.StartFileViewer(cfg.Port, urlFile, log)
+	if err != nil {
+		log.Warn("file viewer not started", "error", err)
+	} else {
+		defer viewer.Close()
 	}
 
 	// Listen before setting up, so the host's readiness probe gets a 503

@@ -1,0 +1,175 @@
+package browser
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ServerURLFile is where agents find the file viewer's address; they then
+// browse to <url>/view?path=/abs/file to look at a PDF or an image.
+const ServerURLFile = "/tmp/oh-server-url"
+
+// viewerExts are the types the file viewer shows.
+var viewerExts = map[string]bool{".pdf": true, ".png": true, ".jpg": true, ".jpeg": true, ".gif": true}
+
+// FileViewer is the small loopback-only HTTP server that shows a PDF or an
+// image of the sandbox as a web page, so the browser can look at files.
+type FileViewer struct {
+	// URL is http://localhost:<port>.
+	URL string
+	srv *http.Server
+}
+
+// StartFileViewer listens on a free loopback port between serverPort+1
+// and serverPort+1024 (trying random ones, as upstream does), serves the
+// viewer and writes its URL to urlFile (when not empty).
+func StartFileViewer(serverPort int, urlFile string, log *slog.Logger) (*FileViewer, error) {
+	var l net.Listener
+	var err error
+	lo, hi := serverPort+1, min(serverPort+1024, 65535)
+	for range 10 {
+		port := lo
+		if hi > lo {
+			port += rand.IntN(hi - lo + 1)
+		}
+		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			break
+		}
+	}
+	if l == nil {
+		// The range is taken: any free port will do.
+		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("file viewer: %w", err)
+		}
+	}
+	v := &FileViewer{URL: "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"File viewer server is running"}`))
+	})
+	mux.HandleFunc("GET /view", viewFile)
+	v.srv = &http.Server{Handler: mux}
+	go v.srv.Serve(l)
+	if urlFile != "" {
+		if err := os.WriteFile(urlFile, []byte(v.URL), 0o644); err != nil {
+			log.Warn("file viewer: cannot write its address", "file", urlFile, "error", err)
+		}
+	}
+	return v, nil
+}
+
+// Close stops the viewer.
+func (v *FileViewer) Close() error { return v.srv.Shutdown(context.Background()) }
+
+func htmlError(w http.ResponseWriter, status int, title, path string, detail ...string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<h1>%s</h1><p>%s</p>", html.EscapeString(title), html.EscapeString(path))
+	for _, d := range detail {
+		fmt.Fprintf(w, "<p>%s</p>", html.EscapeString(d))
+	}
+}
+
+// viewFile answers GET /view?path=/abs/file with a page showing the file.
+func viewFile(w http.ResponseWriter, r *http.Request) {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		htmlError(w, http.StatusForbidden, "Access Denied", "This endpoint is only accessible from localhost")
+		return
+	}
+	path := r.URL.Query().Get("path")
+	if !filepath.IsAbs(path) {
+		htmlError(w, http.StatusBadRequest, "Error: Path must be absolute", path)
+		return
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		htmlError(w, http.StatusNotFound, "Error: File not found", path)
+		return
+	case err == nil && fi.IsDir():
+		htmlError(w, http.StatusBadRequest, "Error: Path is a directory", path)
+		return
+	}
+	page, err := viewerPage(path)
+	if err != nil {
+		htmlError(w, http.StatusInternalServerError, "Error viewing file", path, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write([]byte(page))
+}
+
+// viewerPage renders the file into a page titled "File Viewer - <name>":
+// images inline, PDFs drawn page by page on canvases by pdf.js (which the
+// page loads from its CDN, as upstream's does).
+func viewerPage(path string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if !viewerExts[ext] {
+		return "", fmt.Errorf("Unsupported file extension: %s. Supported extensions are: .pdf, .png, .jpg, .jpeg, .gif", ext)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	b64 := base64.StdEncoding.EncodeToString(data)
+	name := html.EscapeString(filepath.Base(path))
+	var body string
+	if ext == ".pdf" {
+		body = `<div id="viewer"></div>
+<script src="https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.min.js"></script>
+<script>
+(async () => {
+  const viewer = document.getElementById("viewer");
+  try {
+    pdfjsLib.GlobalWorkerOptions.workerSrc = "https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.worker.min.js";
+    const bytes = Uint8Array.from(atob("` + b64 + `"), c => c.charCodeAt(0));
+    const pdf = await pdfjsLib.getDocument({data: bytes}).promise;
+    for (let n = 1; n <= pdf.numPages; n++) {
+      const page = await pdf.getPage(n);
+      const viewport = page.getViewport({scale: 1.5});
+      const canvas = document.createElement("canvas");
+      canvas.width = viewport.width;
+      canvas.height = viewport.height;
+      viewer.appendChild(canvas);
+      await page.render({canvasContext: canvas.getContext("2d"), viewport}).promise;
+    }
+  } catch (e) {
+    viewer.innerHTML = "<h2>Error loading file</h2><p></p>";
+    viewer.querySelector("p").textContent = String(e && e.message || e);
+  }
+})();
+</script>`
+	} else {
+		mt := mime.TypeByExtension(ext)
+		if mt == "" {
+			mt = "application/octet-stream"
+		}
+		body = `<img src="data:` + mt + `;base64,` + b64 + `" alt="` + name + `">`
+	}
+	return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<title>File Viewer - ` + name + `</title>
+<style>body{margin:0;font-family:sans-serif} img,canvas{display:block;max-width:100%;margin:10px auto}</style>
+</head>
+<body>
+` + body + `
+</body>
+</html>
+`, nil
+}
