@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -237,25 +236,8 @@ func TestSIGTERM_EndsCommandsAndExitsPromptly(t *testing.T) {
 }
 
 func TestUserSetup_CreatesSandboxUser(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("creating users needs root")
-	}
-	const name, uid = "astest", 1990
-	if _, err := user.Lookup(name); err != nil {
-		t.Cleanup(func() {
-			exec.Command("userdel", "-r", name).Run()
-			os.Remove("/etc/sudoers.d/action-server-" + name)
-		})
-	}
-	// The user must be able to reach the workspace; t.TempDir's parents
-	// are private to root.
-	parent, err := os.MkdirTemp("", "e2e-user-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	require.NoError(t, os.Chmod(parent, 0o755))
-	ws := filepath.Join(parent, "workspace")
-	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws, "--username", name,
-		"--user-id", strconv.Itoa(uid), "--no-enable-browser"}})
+	const name, uid = testUser, testUID
+	s, ws := startAsSandboxUser(t)
 	ctx := ctxT(t)
 	for cmd, want := range map[string]string{
 		"whoami":                       name,

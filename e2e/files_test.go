@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -349,29 +348,14 @@ func TestListFiles(t *testing.T) {
 // and uploads give what they create to the sandbox user, so the agent's
 // shell can change it.
 func TestFiles_OwnedByTheSandboxUser(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("giving files to another user needs root")
-	}
-	const name, uid = "astest", 1990
-	if _, err := user.Lookup(name); err != nil {
-		t.Cleanup(func() {
-			exec.Command("userdel", "-r", name).Run()
-			os.Remove("/etc/sudoers.d/action-server-" + name)
-		})
-	}
-	parent, err := os.MkdirTemp("", "e2e-owner-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	require.NoError(t, os.Chmod(parent, 0o755))
-	ws := filepath.Join(parent, "workspace")
-	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws, "--username", name,
-		"--user-id", strconv.Itoa(uid), "--no-enable-browser"}})
+	s, ws := startAsSandboxUser(t)
+	uid := testUID
 	ctx := ctxT(t)
 
 	require.NoError(t, s.Client.Write(ctx, "made/by/write.txt", "x"))
 	create := event.NewFileEdit("create", filepath.Join(ws, "created.txt"))
 	create.FileText = strPtr("y")
-	_, err = s.Client.Edit(ctx, create)
+	_, err := s.Client.Edit(ctx, create)
 	require.NoError(t, err)
 	status, out := postUpload(t, s, "up.txt", []byte("z"), filepath.Join(ws, "up", "here"), "false")
 	require.Equal(t, http.StatusOK, status, out)

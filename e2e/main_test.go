@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -146,4 +147,34 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Sandbox user of the tests that need one; the server creates it (with
+// passwordless sudo) when it does not exist.
+const (
+	testUser = "astest"
+	testUID  = 1990
+)
+
+// startAsSandboxUser starts the server as root with the test user as the
+// sandbox user, in a workspace that user can reach (t.TempDir's parents
+// are private to root). It skips when not root.
+func startAsSandboxUser(t *testing.T, extraArgs ...string) (*server, string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("a sandbox user needs root")
+	}
+	if _, err := user.Lookup(testUser); err != nil {
+		t.Cleanup(func() {
+			exec.Command("userdel", "-r", testUser).Run()
+			os.Remove("/etc/sudoers.d/action-server-" + testUser)
+		})
+	}
+	parent, err := os.MkdirTemp("", "e2e-user-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	require.NoError(t, os.Chmod(parent, 0o755))
+	ws := filepath.Join(parent, "workspace")
+	args := append([]string{"--working-dir", ws, "--username", testUser, "--user-id", strconv.Itoa(testUID), "--no-enable-browser"}, extraArgs...)
+	return startServer(t, startOpts{workDir: ws, args: args}), ws
 }

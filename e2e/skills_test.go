@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,23 +73,7 @@ func TestAgentSkills_HelpersInTheKernel(t *testing.T) {
 // TestAgentSkills_FileEditorHasTheUsersPermissions ports upstream's
 // test_ipython_file_editor_permissions_as_openhands.
 func TestAgentSkills_FileEditorHasTheUsersPermissions(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("a sandbox user needs root")
-	}
-	const name, uid = "astest", 1990
-	if _, err := user.Lookup(name); err != nil {
-		t.Cleanup(func() {
-			exec.Command("userdel", "-r", name).Run()
-			os.Remove("/etc/sudoers.d/action-server-" + name)
-		})
-	}
-	parent, err := os.MkdirTemp("", "e2e-skills-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	require.NoError(t, os.Chmod(parent, 0o755))
-	ws := filepath.Join(parent, "workspace")
-	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws, "--username", name,
-		"--user-id", strconv.Itoa(uid), "--no-enable-browser", "--plugins", "agent_skills", "jupyter"}})
+	s, ws := startAsSandboxUser(t, "--plugins", "agent_skills", "jupyter")
 	secret := "/root/as-test-" + strconv.Itoa(os.Getpid()) + ".txt"
 	obs, err := s.Client.Run(ctxT(t), "sudo touch "+secret+" && sudo chmod 600 "+secret, client.RunOptions{Timeout: 30 * time.Second})
 	require.NoError(t, err)

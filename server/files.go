@@ -188,13 +188,7 @@ func (s *Server) watch(c *gin.Context) {
 		detail(c, http.StatusBadRequest, err.Error())
 		return
 	}
-	w := c.Writer
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	w := startSSE(c)
 	keepAlive := time.NewTicker(sseKeepAlive)
 	defer keepAlive.Stop()
 	for {

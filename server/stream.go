@@ -47,13 +47,7 @@ func (s *Server) streamOutput(c *gin.Context) {
 		}
 		off = n
 	}
-	w := c.Writer
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	w := startSSE(c)
 
 	ctx := c.Request.Context()
 	keepAlive := time.NewTicker(sseKeepAlive)
@@ -99,6 +93,19 @@ func (s *Server) streamOutput(c *gin.Context) {
 			return
 		}
 	}
+}
+
+// startSSE sends the headers of an event stream, so the client knows at
+// once that the stream is in place.
+func startSSE(c *gin.Context) gin.ResponseWriter {
+	w := c.Writer
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // no buffering proxies
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	return w
 }
 
 // writeEvent writes one SSE event; id < 0 writes none. It reports whether

@@ -409,23 +409,13 @@ func (p *Plugin) Stop(ctx context.Context) error {
 	return nil
 }
 
-// stopServer ends the server's process group and waits for it.
+// stopServer ends the server's process group (its kernels included) and
+// waits for it.
 func (p *Plugin) stopServer() {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited
 	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(3 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	}
-	// Kernels run in the server's group too; make sure none is left.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	plugins.EndGroup(cmd, exited, 3*time.Second)
 }
 
 func (p *Plugin) cleanupRuntime() {

@@ -318,16 +318,7 @@ func (p *Plugin) kill() {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited
 	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(3 * time.Second):
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-exited
+	plugins.EndGroup(cmd, exited, 3*time.Second)
 }
 
 // Stop ends the server.
