@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/cookiejar"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -99,4 +101,35 @@ func TestPlugins_ShutdownEndsJupyter(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		return exec.Command("kill", "-0", pid).Run() != nil
 	}, 10*time.Second, 50*time.Millisecond, "kernel %s still running", pid)
+}
+
+func TestVSCode_TokenThroughTheAPI(t *testing.T) {
+	ws := t.TempDir()
+	port := freePort(t)
+	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws, "--no-enable-browser", "--plugins", "vscode"},
+		env: []string{fmt.Sprintf("VSCODE_PORT=%d", port)}})
+	resp, err := http.Get(s.URL + "/vscode/connection_token")
+	require.NoError(t, err)
+	var tok struct {
+		Token *string `json:"token"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
+	resp.Body.Close()
+	require.NotNil(t, tok.Token, "the server log says why VS Code did not start")
+
+	jar, _ := cookiejar.New(nil)
+	resp, err = (&http.Client{Jar: jar}).Get(fmt.Sprintf("http://127.0.0.1:%d/?tkn=%s&folder=%s", port, *tok.Token, ws))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	info, err := s.Client.ServerInfo(ctxT(t))
+	require.NoError(t, err)
+	require.Len(t, info.Plugins, 1)
+	assert.Equal(t, "ready", info.Plugins[0].State)
+	assert.Equal(t, port, info.Plugins[0].Port)
 }

@@ -58,7 +58,7 @@ func run(args []string) int {
 		return 0
 	}
 	log := newLogger()
-	if err := pluginRegistry().Check(cfg.Plugins); err != nil {
+	if err := pluginRegistry(cfg.Host).Check(cfg.Plugins); err != nil {
 		log.Error(err.Error())
 		return 1
 	}
@@ -148,7 +148,7 @@ func setup(ctx context.Context, cfg config, log *slog.Logger, serverURL, apiKey 
 		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
 	}
 	env := shellEnv(u)
-	set, err := startPlugins(ctx, cfg.Plugins, plugins.Env{
+	set, err := startPlugins(ctx, pluginRegistry(cfg.Host), cfg.Plugins, plugins.Env{
 		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
 		WorkDir: workDir, Environ: env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
 	}, log)

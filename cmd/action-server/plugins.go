@@ -19,12 +19,14 @@ import (
 // says otherwise.
 const defaultPluginTimeout = 120 * time.Second
 
-// pluginRegistry lists the plugins this server can start.
-func pluginRegistry() *plugins.Registry {
+// pluginRegistry lists the plugins this server can start. host is the
+// server's listen address: VS Code listens where the API does, since the
+// host reaches both the same way.
+func pluginRegistry(host string) *plugins.Registry {
 	var r plugins.Registry
 	r.Register(jupyter.Name, jupyter.New)
 	r.Register(agentskills.Name, agentskills.New)
-	r.Register(vscode.Name, vscode.New)
+	r.Register(vscode.Name, func() plugins.Plugin { return vscode.NewPlugin(vscode.Options{Host: host}) })
 	return &r
 }
 
@@ -40,7 +42,7 @@ type (
 // startPlugins starts the plugins named on the command line under
 // INIT_PLUGIN_TIMEOUT and, when both are loaded, imports the agent skills
 // into the kernel.
-func startPlugins(ctx context.Context, names []string, env plugins.Env, log *slog.Logger) (*plugins.Set, error) {
+func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger) (*plugins.Set, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -55,7 +57,7 @@ func startPlugins(ctx context.Context, names []string, env plugins.Env, log *slo
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	set, err := pluginRegistry().Start(ctx, names, env)
+	set, err := reg.Start(ctx, names, env)
 	if err != nil {
 		return nil, err
 	}

@@ -1,22 +1,14 @@
-// Package vscode is the "vscode" plugin: a VS Code server in the browser
-// (openvscode-server in OpenHands' images, or the server inside the
-// code-server package) run as the sandbox user on VSCODE_PORT, guarded by
-// a connection token that GET /vscode/connection_token hands the host.
 package vscode
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
+	"io/fs"
+	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -24,47 +16,60 @@ import (
 	"github.com/actionserver/actionserver/plugins"
 )
 
-// Name is the plugin's name.
+// Name is the plugin's name on --plugins.
 const Name = "vscode"
 
-// Where VS Code servers are looked for, after the ServerBinEnv override.
+// Supervision timings.
 const (
-	// OpenVSCodeServer is where OpenHands' images install openvscode-server.
-	OpenVSCodeServer = "/openhands/.openvscode-server/bin/openvscode-server"
-	// CodeServerPrefix is where scripts/deps.sh installs code-server.
-	CodeServerPrefix = "/opt/code-server"
-	// ServerBinEnv overrides the server: an openvscode-server executable or
-	// a code-server installation directory.
-	ServerBinEnv = "VSCODE_SERVER_BIN"
+	stopGrace   = 5 * time.Second // SIGTERM to SIGKILL on Stop
+	minBackoff  = 500 * time.Millisecond
+	maxBackoff  = 30 * time.Second
+	stableAfter = time.Minute      // a run this long resets the backoff
+	restartWait = 60 * time.Second // a restarted server must answer within this
 )
 
-// settings are the workspace settings upstream writes.
-const settings = `{
-  "workbench.colorTheme": "Default Dark Modern",
-  "workbench.startupEditor": "none",
-  "chat.commandCenter.enabled": false
+// Options configure the plugin beyond what the environment says.
+type Options struct {
+	// Host is the address the VS Code server listens on; empty means
+	// 127.0.0.1. A host reaching it through a published container port
+	// needs "0.0.0.0", which is what upstream uses.
+	Host string
 }
-`
 
-// Plugin runs the VS Code server. Create it with New.
+// Plugin runs a VS Code server. Make it with New or NewPlugin.
 type Plugin struct {
-	hc *http.Client
+	host string
+	// candidates are the servers looked for, in order.
+	candidates []string
 
-	mu        sync.Mutex
-	env       plugins.Env
-	status    plugins.Status
-	token     *string
-	argv      []string
-	dataDir   string
-	cmd       *exec.Cmd
-	exited    chan struct{}
-	stopping  bool
-	superDone chan struct{}
+	mu      sync.Mutex
+	status  plugins.Status
+	token   *string
+	started bool
+	stopped bool
+	cur     *proc         // the running server, if any
+	quit    chan struct{} // closed by Stop
+	done    chan struct{} // closed when supervision ends; nil until it starts
+	log     *slog.Logger
 }
 
-// New returns the plugin, not started.
-func New() plugins.Plugin {
-	return &Plugin{hc: &http.Client{Timeout: 2 * time.Second}, status: plugins.Status{Name: Name, State: plugins.StateStarting}}
+// New returns the plugin, not started, listening on 127.0.0.1; it is the
+// plugins.Factory to register under Name.
+func New() plugins.Plugin { return NewPlugin(Options{}) }
+
+// NewPlugin returns the plugin, not started.
+func NewPlugin(o Options) *Plugin {
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return &Plugin{
+		host:       host,
+		candidates: []string{OpenVSCodeServer, CodeServerMain},
+		status:     plugins.Status{Name: Name, State: plugins.StateStarting},
+		quit:       make(chan struct{}),
+		log:        slog.Default(),
+	}
 }
 
 // Name implements plugins.Plugin.
@@ -77,262 +82,265 @@ func (p *Plugin) Status() plugins.Status {
 	return p.status
 }
 
-// Token returns the connection token, or nil when VS Code is not running
-// here (disabled).
+// Token is the connection token for GET /vscode/connection_token: nil
+// when VS Code was skipped here, otherwise a fresh UUID per start. It is
+// not nil when the port turned out to be busy, as upstream.
 func (p *Plugin) Token() *string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.status.State == plugins.StateDisabled || p.status.State == plugins.StateFailed {
+	if p.token == nil {
 		return nil
 	}
-	return p.token
+	t := *p.token
+	return &t
 }
 
-func (p *Plugin) disable(reason string) error {
+func (p *Plugin) setState(st plugins.State, msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.status.State, p.status.Error = plugins.StateDisabled, reason
-	p.env.Logger.Warn("vscode disabled", "reason", reason)
+	p.status.State, p.status.Error = st, msg
+}
+
+// disable reports why VS Code does not run here; the server starts anyway.
+func (p *Plugin) disable(reason string) error {
+	p.log.Warn("VS Code disabled", "reason", reason)
+	p.setState(plugins.StateDisabled, reason)
 	return nil
 }
 
-func getenv(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
-			return v
-		}
-	}
-	return os.Getenv(key)
-}
-
-// command returns how to run the server found on this machine.
-func command(environ []string) ([]string, error) {
-	candidates := []string{OpenVSCodeServer, CodeServerPrefix}
-	if v := getenv(environ, ServerBinEnv); v != "" {
-		candidates = []string{v}
-	}
-	for _, c := range candidates {
-		fi, err := os.Stat(c)
-		if err != nil {
-			continue
-		}
-		if !fi.IsDir() {
-			return []string{c}, nil
-		}
-		main := filepath.Join(c, "lib", "vscode", "out", "server-main.js")
-		if _, err := os.Stat(main); err != nil {
-			continue
-		}
-		node, err := exec.LookPath("node")
-		if err != nil {
-			return nil, errors.New("node is not installed (code-server needs it)")
-		}
-		return []string{node, main, "--accept-server-license-terms"}, nil
-	}
-	return nil, fmt.Errorf("no VS Code server found (looked at %s)", strings.Join(candidates, ", "))
-}
-
-// Start launches the server, or reports the plugin disabled (with the
-// reason) when it cannot run here; either way the action server starts.
+// Start implements plugins.Plugin: it launches the server as the sandbox
+// user and returns once its port answers HTTP, or reports the plugin
+// disabled when VS Code cannot run here.
 func (p *Plugin) Start(ctx context.Context, env plugins.Env) error {
 	p.mu.Lock()
-	p.env = env
+	if p.started || p.stopped {
+		p.mu.Unlock()
+		return errors.New("vscode plugin: Start called twice or after Stop")
+	}
+	p.started = true
+	if env.Logger != nil {
+		p.log = env.Logger
+	}
 	p.mu.Unlock()
-	allowed := map[string]bool{"root": true, "openhands": true}
-	if u := getenv(env.Environ, "RUNTIME_USERNAME"); u != "" {
-		allowed[u] = true
+
+	vars := lookup(env.Environ)
+	username := env.Username
+	if username == "" {
+		username = currentUser()
 	}
-	if !allowed[env.Username] {
-		return p.disable(fmt.Sprintf("VS Code runs only as root, openhands or $RUNTIME_USERNAME, not %s", env.Username))
+	if !userAllowed(username, vars) {
+		return p.disable(fmt.Sprintf("VS Code runs only as root, openhands or $RUNTIME_USERNAME, not %s", username))
 	}
-	port, err := strconv.Atoi(getenv(env.Environ, "VSCODE_PORT"))
-	if err != nil || port <= 0 || port > 65535 {
-		return p.disable("VSCODE_PORT is not set to a port number")
+	var cred credential
+	if env.Credential != nil {
+		cred = credential{uid: int(env.Credential.Uid), gid: int(env.Credential.Gid), set: true}
 	}
-	argv, err := command(env.Environ)
+	settingsDir := firstOf(vars.get("WORKSPACE_BASE"), env.WorkDir, "/workspace")
+	path, err := writeSettings(settingsDir, cred)
+	if err != nil {
+		p.setState(plugins.StateFailed, err.Error())
+		return err
+	}
+	p.log.Debug("VS Code settings", "path", path)
+	port, err := parsePort(vars)
 	if err != nil {
 		return p.disable(err.Error())
 	}
-	if l, err := net.Listen("tcp", ":"+strconv.Itoa(port)); err != nil {
-		return p.disable(fmt.Sprintf("port %d is not free: %v", port, err))
-	} else {
-		l.Close()
-	}
-	token := newToken()
-	argv = append(argv, "--host", "0.0.0.0", "--port", strconv.Itoa(port), "--connection-token", token,
-		"--disable-workspace-trust")
-	if base := basePath(getenv(env.Environ, "RUNTIME_URL"), getenv(env.Environ, "RUNTIME_ID")); base != "" {
-		argv = append(argv, "--server-base-path", base)
-	}
-	dataDir, err := os.MkdirTemp("", "vscode-data-")
-	if err != nil {
-		return err
-	}
-	if env.Credential != nil {
-		os.Chown(dataDir, int(env.Credential.Uid), int(env.Credential.Gid))
-	}
-	if len(argv) > 1 { // code-server's server takes a data directory
-		argv = append(argv, "--server-data-dir", dataDir)
-	}
-	writeSettings(env)
 	p.mu.Lock()
-	p.token, p.argv, p.dataDir = &token, argv, dataDir
 	p.status.Port = port
 	p.mu.Unlock()
-	if err := p.launch(ctx); err != nil {
-		os.RemoveAll(dataDir)
-		p.mu.Lock()
-		p.status.State, p.status.Error = plugins.StateFailed, err.Error()
-		p.mu.Unlock()
+	srv, err := findServer(vars, p.candidates)
+	if err != nil {
+		return p.disable(err.Error())
+	}
+	token := newToken()
+	p.mu.Lock()
+	p.token = &token
+	p.mu.Unlock()
+	if err := portFree(p.host, port); err != nil {
+		return p.disable(err.Error())
+	}
+
+	home := homeOf(env)
+	if srv.node == "" && srv.path == OpenVSCodeServer {
+		// Upstream gives openvscode-server's install to the user, who
+		// may then update it and add extensions beside it.
+		chownTree(filepath.Dir(filepath.Dir(srv.path)), cred, p.log)
+	}
+	s := spec{
+		argv:    srv.argv(p.host, port, token, basePath(vars), filepath.Join(home, ".vscode-server")),
+		dir:     firstOf(vars.get("WORKSPACE_MOUNT_PATH_IN_SANDBOX"), env.WorkDir, "/workspace"),
+		environ: childEnv(env.Environ, home, username),
+		cred:    env.Credential,
+		probe:   probeURL(p.host, port),
+	}
+	pr, err := p.launch(s)
+	if err == nil {
+		err = waitReady(ctx, p.quit, pr, s.probe)
+		if err != nil {
+			_ = pr.terminate(context.WithoutCancel(ctx), 0)
+		}
+	}
+	if err != nil {
+		p.setState(plugins.StateFailed, err.Error())
 		return err
 	}
 	p.mu.Lock()
-	p.status.State = plugins.StateReady
-	p.superDone = make(chan struct{})
-	go p.supervise(p.superDone)
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return errStopped
+	}
+	p.status.State, p.status.Error = plugins.StateReady, ""
+	p.done = make(chan struct{})
+	go p.supervise(pr, s, p.done)
+	p.log.Info("VS Code ready", "port", port, "pid", pr.pgid, "server", srv.path)
 	return nil
 }
 
-// basePath is the path VS Code is served under when the host reaches the
-// sandbox through a path-routed URL (https://host/<runtime id>/...).
-func basePath(runtimeURL, runtimeID string) string {
-	if runtimeURL == "" || runtimeID == "" {
-		return ""
-	}
-	u, err := url.Parse(runtimeURL)
-	if err != nil || !strings.HasPrefix(u.Path, "/"+runtimeID) {
-		return ""
-	}
-	return "/" + runtimeID + "/vscode"
-}
-
-// writeSettings gives the workspace upstream's VS Code settings, unless it
-// has its own: a user's settings are never overwritten.
-func writeSettings(env plugins.Env) {
-	dir := filepath.Join(env.WorkDir, ".vscode")
-	path := filepath.Join(dir, "settings.json")
-	if _, err := os.Stat(path); err == nil {
-		return
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		env.Logger.Warn("vscode settings", "error", err)
-		return
-	}
-	if err := os.WriteFile(path, []byte(settings), 0o666); err != nil {
-		env.Logger.Warn("vscode settings", "error", err)
-		return
-	}
-	os.Chmod(path, 0o666) // whatever the umask
-	if env.Credential != nil {
-		os.Chown(dir, int(env.Credential.Uid), int(env.Credential.Gid))
-		os.Chown(path, int(env.Credential.Uid), int(env.Credential.Gid))
-	}
-}
-
-func newToken() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
-// launch starts the server and waits until its port answers HTTP.
-func (p *Plugin) launch(ctx context.Context) error {
+// launch starts a run of the server unless Stop came first; under the
+// lock, so that Stop always sees the run it must end.
+func (p *Plugin) launch(s spec) (*proc, error) {
 	p.mu.Lock()
-	env, argv, port := p.env, p.argv, p.status.Port
-	p.mu.Unlock()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = env.WorkDir
-	cmd.Env = env.Environ
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: env.Credential}
-	lw := plugins.LineLogger(env.Logger, "vscode server", nil)
-	cmd.Stdout, cmd.Stderr = lw, lw
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", argv[0], err)
+	defer p.mu.Unlock()
+	if p.stopped {
+		return nil, errStopped
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	p.mu.Lock()
-	p.cmd, p.exited = cmd, exited
-	p.mu.Unlock()
-	probe := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
-	for {
-		resp, err := p.hc.Get(probe)
-		if err == nil {
-			resp.Body.Close()
-			env.Logger.Info("vscode ready", "port", port, "pid", cmd.Process.Pid)
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("VS Code server exited during start-up (%s)", cmd.ProcessState)
-		case <-ctx.Done():
-			p.kill()
-			return fmt.Errorf("VS Code server not ready: %w", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+	pr, err := start(s)
+	if err != nil {
+		return nil, err
 	}
+	p.cur = pr
+	return pr, nil
 }
 
-// supervise restarts the server when it exits on its own, with backoff.
-func (p *Plugin) supervise(done chan struct{}) {
+// supervise restarts the server, with backoff, each time it exits on its
+// own, until Stop.
+func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 	defer close(done)
-	delay := 500 * time.Millisecond
+	delay := minBackoff
 	for {
-		p.mu.Lock()
-		exited := p.exited
-		p.mu.Unlock()
-		<-exited
-		p.mu.Lock()
-		if p.stopping {
-			p.mu.Unlock()
+		select {
+		case <-p.quit:
 			return
+		case <-pr.exited:
 		}
-		p.status.State, p.status.Error = plugins.StateRestarting, "VS Code server exited ("+p.cmd.ProcessState.String()+")"
-		p.mu.Unlock()
-		p.kill() // its children, if any are left
-		time.Sleep(delay)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := p.launch(ctx)
-		cancel()
+		pr.signal(syscall.SIGKILL) // helpers it left behind
 		p.mu.Lock()
-		if err != nil {
-			p.status.Error = err.Error()
-			delay = min(2*delay, 30*time.Second)
-		} else {
-			p.status.State, p.status.Error = plugins.StateReady, ""
-			delay = 500 * time.Millisecond
+		if p.cur == pr {
+			p.cur = nil // Stop must not signal a group id that may be reused
 		}
-		stopping := p.stopping
 		p.mu.Unlock()
-		if stopping {
-			return
+		if time.Since(pr.started) >= stableAfter {
+			delay = minBackoff
+		}
+		reason := "VS Code server " + pr.why() + "; restarting"
+		p.log.Warn("VS Code server died", "pid", pr.pgid, "error", pr.why())
+		p.setState(plugins.StateRestarting, reason)
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(delay):
+			}
+			delay = min(delay*2, maxBackoff)
+			next, err := p.launch(s)
+			if errors.Is(err, errStopped) {
+				return
+			}
+			if err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), restartWait)
+				err = waitReady(ctx, p.quit, next, s.probe)
+				cancel()
+				if errors.Is(err, errStopped) {
+					return // Stop ends next itself
+				}
+				if err == nil {
+					pr = next
+					p.setState(plugins.StateReady, "")
+					p.log.Info("VS Code restarted", "pid", pr.pgid)
+					break
+				}
+				_ = next.terminate(context.Background(), 0)
+			}
+			p.log.Warn("VS Code restart failed", "error", err)
+			p.setState(plugins.StateRestarting, fmt.Sprintf("%s; restart failed: %v", reason, err))
 		}
 	}
 }
 
-// kill ends the server's whole process group (it forks helpers).
-func (p *Plugin) kill() {
+// Stop implements plugins.Plugin: it ends the server's process group
+// (SIGTERM, SIGKILL after a grace period or when ctx ends) and waits for
+// it and for supervision to end.
+func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
+	if p.stopped {
+		p.mu.Unlock()
+		return nil
+	}
+	p.stopped = true
+	close(p.quit)
+	pr, done := p.cur, p.done
 	p.mu.Unlock()
-	plugins.EndGroup(cmd, exited, 3*time.Second)
-}
 
-// Stop ends the server.
-func (p *Plugin) Stop(context.Context) error {
-	p.mu.Lock()
-	p.stopping = true
-	done, dataDir := p.superDone, p.dataDir
-	p.mu.Unlock()
-	p.kill()
+	var err error
+	if pr != nil {
+		err = pr.terminate(ctx, stopGrace)
+	}
 	if done != nil {
-		<-done
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = errors.Join(err, fmt.Errorf("vscode supervision did not end: %w", ctx.Err()))
+		}
 	}
-	if dataDir != "" {
-		os.RemoveAll(dataDir)
+	return err
+}
+
+// childEnv is the server's environment: the plugin environment with the
+// sandbox user's identity and home, as a login as that user would set.
+func childEnv(base []string, home, username string) []string {
+	if base == nil {
+		base = os.Environ()
 	}
-	return nil
+	set := map[string]string{"HOME": home, "USER": username, "LOGNAME": username}
+	out := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		for k := range set {
+			if len(kv) > len(k) && kv[:len(k)] == k && kv[len(k)] == '=' {
+				return true
+			}
+		}
+		return false
+	})
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if set[k] != "" {
+			out = append(out, k+"="+set[k])
+		}
+	}
+	return out
+}
+
+// chownTree gives dir to the sandbox user, as upstream does before it
+// starts openvscode-server; failures are logged, the server may still run.
+func chownTree(dir string, cred credential, log *slog.Logger) {
+	if !cred.set || os.Geteuid() != 0 {
+		return
+	}
+	err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, cred.uid, cred.gid)
+	})
+	if err != nil {
+		log.Warn("give openvscode-server to the sandbox user", "error", err)
+	}
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
