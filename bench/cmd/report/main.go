@@ -41,6 +41,7 @@ var scenarios = []bench.Scenario{
 	bench.AliveUnderFlood,
 	bench.FileTransfer,
 	bench.IPython,
+	bench.Browser,
 }
 
 func run(quick bool, outPath, only string) error {
