@@ -38,7 +38,8 @@ type screen struct {
 	// osc receives operating system commands (markers). It may call flush.
 	osc func(cmd int, data []byte)
 
-	enc []byte // scratch for encoding lines
+	enc   []byte   // scratch for encoding lines
+	spare [][]rune // emptied line buffers, reused for new lines
 }
 
 const (
@@ -51,6 +52,8 @@ const (
 	// lineMaxRunes is where a line without a newline is cut: its head
 	// becomes final and the line goes on (like an auto-wrapping terminal).
 	lineMaxRunes = 16 << 10
+	// spareLineCap is the largest line buffer kept for reuse.
+	spareLineCap = 1 << 10
 )
 
 func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
@@ -209,7 +212,11 @@ func (s *screen) lineFeed() {
 	s.touch()
 	s.row++
 	if s.row == len(s.lines) {
-		s.lines = append(s.lines, nil)
+		var line []rune
+		if n := len(s.spare); n > 0 {
+			line, s.spare = s.spare[n-1], s.spare[:n-1]
+		}
+		s.lines = append(s.lines, line)
 		s.mod = append(s.mod, s.now)
 	}
 	s.trim()
@@ -237,6 +244,11 @@ func (s *screen) finalizeAbove(n int) {
 func (s *screen) popFirst() {
 	s.emit(s.lines[0], true)
 	s.liveSize -= len(s.lines[0])
+	// Keep ordinary-sized buffers for the lines to come: most output is
+	// lines of similar length, and allocating each one dominated.
+	if c := cap(s.lines[0]); c > 0 && c <= spareLineCap && len(s.spare) < screenLines {
+		s.spare = append(s.spare, s.lines[0][:0])
+	}
 	s.lines[0] = nil
 	s.lines = s.lines[1:]
 	s.mod = s.mod[1:]
