@@ -163,6 +163,8 @@ def search_dir(search_term: str, dir_path: str = './') -> None:
             if name.startswith('.'):
                 continue
             path = os.path.join(root, name)
+            if not os.path.isfile(path):
+                continue  # a pipe or device would block the kernel forever
             with open(path, 'r', errors='ignore') as f:
                 for n, line in enumerate(f, 1):
                     if search_term in line:
