@@ -136,7 +136,8 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 			p.userGIDs = append(p.userGIDs, int(g))
 		}
 	}
-	sessDir, err := os.MkdirTemp(opts.TempDir, "action-server-shell-")
+	sweepOnce.Do(func() { sweepStaleDirs(opts.TempDir) })
+	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("session directory: %w", err)
 	}
