@@ -130,10 +130,7 @@ func Build(ctx context.Context, b Builder, r Request) (Result, error) {
 		Dir:      dir,
 		Tags:     res.Tagged,
 		Platform: r.Platform,
-		BuildArgs: map[string]string{
-			"ACTION_SERVER_VERSION":    r.Version,
-			"ACTION_SERVER_BUILD_TIME": start.UTC().Format(time.RFC3339),
-		},
+		BuildArgs: map[string]string{"ACTION_SERVER_BUILD_TIME": start.UTC().Format(time.RFC3339)},
 		Output: r.Output,
 	})
 	res.Duration = time.Since(start)

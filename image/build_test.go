@@ -121,7 +121,7 @@ func TestBuild_DecisionTree(t *testing.T) {
 			}
 			require.Len(t, b.builds, 1)
 			assert.Equal(t, tt.tagged, b.builds[0].Tags)
-			assert.Equal(t, "1.0", b.builds[0].BuildArgs["ACTION_SERVER_VERSION"])
+			assert.NotEmpty(t, b.builds[0].BuildArgs["ACTION_SERVER_BUILD_TIME"])
 			df := b.images[source]
 			assert.True(t, strings.HasPrefix(df, "# Rendered by actionctl build 1.0"), df)
 			assert.Contains(t, df, "\nFROM "+tt.from+"\n")
