@@ -164,6 +164,29 @@ func TestImage_BuildReuseRebuildAndRun(t *testing.T) {
 	versioned := build(opts)
 	assert.Equal(t, image.PathVersioned, versioned.Path)
 
+	t.Run("actionctl build", func(t *testing.T) {
+		// The command line on the same base: the first build finds none of
+		// its tags (actionctl has its own version), the second reuses.
+		ctlRepo := repo + "-ctl"
+		args := []string{"build", "--json", "--base-image", baseImage, "--repo", ctlRepo, "--no-browser",
+			"--builder", "buildah", "--server-binary", variant(t, 3)}
+		var got []string
+		for range 2 {
+			out, err := exec.CommandContext(ctx, filepath.Join(binDir, "actionctl"), args...).Output()
+			require.NoError(t, err, "%s", out)
+			var res struct {
+				Path   string
+				Image  string
+				Tagged []string
+			}
+			require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+			made = append(made, res.Tagged...)
+			got = append(got, res.Path)
+			assert.True(t, strings.HasPrefix(res.Image, ctlRepo+":as_v"), res.Image)
+		}
+		assert.Equal(t, []string{"scratch", "reuse"}, got)
+	})
+
 	t.Run("entrypoint", func(t *testing.T) {
 		var inspect struct {
 			Docker struct {

@@ -121,3 +121,23 @@ func TestBinary_IsStaticAndRunsWithAnEmptyEnvironment(t *testing.T) {
 	require.Equal(t, 0, obs.Metadata.ExitCode, obs.Content)
 	assert.Contains(t, obs.Content, "/usr/bin", "a default PATH when there is none")
 }
+
+func TestActionctl_BuildDryRunWritesTheContextAndPrintsTags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ctx")
+	ctl := filepath.Join(binDir, "actionctl")
+	out, err := exec.Command(ctl, "build", "--base-image", "debian:bookworm", "--plugins", "agent_skills,jupyter",
+		"--dry-run", dir, "--repo", "example.com/rt").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, want := range []string{"versioned: example.com/rt:as_vdev_debian_t_bookworm\n", "lock: example.com/rt:as_vdev_", "source: example.com/rt:as_vdev_"} {
+		assert.Contains(t, string(out), want)
+	}
+	df, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+	require.NoError(t, err)
+	assert.Contains(t, string(df), "\nFROM debian:bookworm\n")
+	assert.Contains(t, string(df), `CMD ["8000","--working-dir","/workspace","--username","openhands","--user-id","1000","--plugins","agent_skills","jupyter"]`)
+	assert.FileExists(t, filepath.Join(dir, "action-server"), "the binary next to actionctl")
+
+	out, err = exec.Command(ctl, "build", "--base-image", "alpine:3.20", "--dry-run", t.TempDir()).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "base image alpine:3.20 is not of the Debian/Ubuntu family")
+}

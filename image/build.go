@@ -127,11 +127,11 @@ func Build(ctx context.Context, b Builder, r Request) (Result, error) {
 		return res, err
 	}
 	err = b.Build(ctx, BuildRequest{
-		Dir:      dir,
-		Tags:     res.Tagged,
-		Platform: r.Platform,
+		Dir:       dir,
+		Tags:      res.Tagged,
+		Platform:  r.Platform,
 		BuildArgs: map[string]string{"ACTION_SERVER_BUILD_TIME": start.UTC().Format(time.RFC3339)},
-		Output: r.Output,
+		Output:    r.Output,
 	})
 	res.Duration = time.Since(start)
 	if err != nil {

@@ -56,14 +56,18 @@ func TestComputeTags_KnownInputs(t *testing.T) {
 	dir := knownContext(t, "binary one")
 	tags, err := ComputeTags(o, dir)
 	require.NoError(t, err)
-	// md5("debian:bookworm\n" + canonical + "\n" + template) and
-	// md5("action-server\x00binary one\x00"), shortened.
+	// Fixed inputs, fixed names: a change here changes every user's tags,
+	// so it must be deliberate.
 	assert.Equal(t, Tags{
 		Versioned: "as_v1.2.3_debian_t_bookworm",
-		Lock:      "as_v1.2.3_" + shortHash(mustMD5(t, "debian:bookworm\n"+o.canonical()+"\nFROM {{.FromImage}}\n")),
-		Source: "as_v1.2.3_" + shortHash(mustMD5(t, "debian:bookworm\n"+o.canonical()+"\nFROM {{.FromImage}}\n")) +
-			"_" + shortHash(mustMD5(t, "action-server\x00binary one\x00")),
+		Lock:      "as_v1.2.3_rgt4kapwn6pulpu5",
+		Source:    "as_v1.2.3_rgt4kapwn6pulpu5_csszbb6awnmppy1e",
 	}, tags)
+	// They are md5("debian:bookworm\n" + canonical + "\n" + template) and
+	// md5("action-server\x00binary one\x00"), shortened.
+	lock := shortHash(mustMD5(t, "debian:bookworm\n"+o.canonical()+"\nFROM {{.FromImage}}\n"))
+	assert.Equal(t, "as_v1.2.3_"+lock, tags.Lock)
+	assert.Equal(t, "as_v1.2.3_"+lock+"_"+shortHash(mustMD5(t, "action-server\x00binary one\x00")), tags.Source)
 	assert.Equal(t, "browser=false plugins= user=openhands uid=1000 platform= packages= extra=\"\"", o.canonical())
 }
 
