@@ -20,6 +20,7 @@ import (
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/serverflags"
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/server"
 	"github.com/actionserver/actionserver/shell"
@@ -27,6 +28,10 @@ import (
 
 // version is stamped at build time.
 var version = "dev"
+
+// defaultPath is the PATH of a process started without one, as Debian's
+// login gives root.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // shutdownGrace is how long commands get to end after SIGTERM before they
 // are killed; the whole shutdown stays within five seconds.
@@ -36,21 +41,34 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == fileEditorCommand {
 		os.Exit(runFileEditor(os.Stdin, os.Stdout))
 	}
-	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
-		os.Exit(runAsInit())
+	args := os.Args[1:]
+	if serverflags.IsLauncher(os.Args[0]) {
+		var err error
+		if args, err = serverflags.FromLauncher(args); err != nil {
+			fmt.Fprintf(os.Stderr, "action-server (as %s): %v\n", filepath.Base(os.Args[0]), err)
+			os.Exit(2)
+		}
 	}
-	os.Exit(run(os.Args[1:]))
+	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
+		os.Exit(runAsInit(args))
+	}
+	os.Exit(run(args))
 }
 
 func run(args []string) int {
 	start := time.Now()
-	cfg, err := parseArgs(args)
+	// A container started with an empty environment (or `env -i`) has no
+	// PATH; bash, the shell's commands and the plugins need one.
+	if os.Getenv("PATH") == "" {
+		os.Setenv("PATH", defaultPath)
+	}
+	cfg, err := serverflags.Parse(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "action-server: %v\n\n%s", err, usage)
+		fmt.Fprintf(os.Stderr, "action-server: %v\n\n%s", err, serverflags.Usage)
 		return 2
 	}
 	if cfg.ShowHelp {
-		fmt.Print(usage)
+		fmt.Print(serverflags.Usage)
 		return 0
 	}
 	if cfg.ShowVersion {
@@ -114,7 +132,7 @@ func run(args []string) int {
 }
 
 // setup prepares the user and workspace and starts the executor.
-func setup(ctx context.Context, cfg config, log *slog.Logger, serverURL, apiKey string) (*executor.Executor, error) {
+func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, serverURL, apiKey string) (*executor.Executor, error) {
 	u, err := setupUser(cfg.Username, cfg.UserID, log)
 	if err != nil {
 		return nil, err

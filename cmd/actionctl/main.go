@@ -78,7 +78,7 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
-		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd())
+		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd(), a.buildCmd())
 	return root
 }
 

@@ -1,4 +1,7 @@
-package main
+// Package serverflags parses action-server's command line, OpenHands'
+// argv form included. It lives outside package main so that other code,
+// such as the deployment manifests' tests, checks against the real parser.
+package serverflags
 
 import (
 	"errors"
@@ -7,8 +10,8 @@ import (
 	"strings"
 )
 
-// config is what the command line says.
-type config struct {
+// Config is what the command line says.
+type Config struct {
 	Port          int
 	Host          string
 	WorkDir       string
@@ -22,7 +25,8 @@ type config struct {
 	ShowHelp      bool
 }
 
-const usage = `Usage: action-server [PORT] [flags]
+// Usage is the help text printed for --help and after a command-line error.
+const Usage = `Usage: action-server [PORT] [flags]
 
 Runs the action execution server: a persistent shell, file, browser and
 plugin actions behind an HTTP API that the OpenHands host can drive.
@@ -44,11 +48,12 @@ Environment: SESSION_API_KEY, NO_CHANGE_TIMEOUT_SECONDS, INIT_PLUGIN_TIMEOUT,
 SANDBOX_GROUP_ID, LOG_LEVEL, LOG_JSON (see README.md).
 `
 
-// parseArgs parses the command line. It accepts "--flag value" and
-// "--flag=value", a positional port anywhere, and "--plugins" followed by
-// one or more names, as Python's argparse does for the upstream server.
-func parseArgs(args []string) (config, error) {
-	c := config{Port: -1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}
+// Parse parses the command line without the program name. It accepts
+// "--flag value" and "--flag=value", a positional port anywhere, and
+// "--plugins" followed by one or more names, as Python's argparse does for
+// the upstream server.
+func Parse(args []string) (Config, error) {
+	c := Config{Port: -1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}
 	positional := 0
 	for i := 0; i < len(args); i++ {
 		arg := args[i]

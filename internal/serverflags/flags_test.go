@@ -1,4 +1,4 @@
-package main
+package serverflags
 
 import (
 	"strings"
@@ -8,39 +8,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseArgs(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := []struct {
 		name string
 		args string
-		want config
+		want Config
 	}{
 		{"openhands form", "31234 --working-dir /workspace --plugins agent_skills jupyter --username openhands --user-id 1000",
-			config{Port: 31234, Host: "0.0.0.0", WorkDir: "/workspace", Plugins: []string{"agent_skills", "jupyter"},
+			Config{Port: 31234, Host: "0.0.0.0", WorkDir: "/workspace", Plugins: []string{"agent_skills", "jupyter"},
 				Username: "openhands", UserID: 1000, EnableBrowser: true}},
 		{"no browser", "31234 --working-dir /w --username root --user-id 0 --no-enable-browser",
-			config{Port: 31234, Host: "0.0.0.0", WorkDir: "/w", Username: "root", UserID: 0}},
+			Config{Port: 31234, Host: "0.0.0.0", WorkDir: "/w", Username: "root", UserID: 0}},
 		{"port flag and host", "--port 9000 --host 127.0.0.1",
-			config{Port: 9000, Host: "127.0.0.1", UserID: -1, EnableBrowser: true}},
+			Config{Port: 9000, Host: "127.0.0.1", UserID: -1, EnableBrowser: true}},
 		{"equals form", "--port=9001 --working-dir=/x --plugins=vscode",
-			config{Port: 9001, Host: "0.0.0.0", WorkDir: "/x", Plugins: []string{"vscode"}, UserID: -1, EnableBrowser: true}},
+			Config{Port: 9001, Host: "0.0.0.0", WorkDir: "/x", Plugins: []string{"vscode"}, UserID: -1, EnableBrowser: true}},
 		{"plugins then port", "--plugins jupyter 8080",
-			config{Port: 8080, Host: "0.0.0.0", Plugins: []string{"jupyter"}, UserID: -1, EnableBrowser: true}},
-		{"defaults", "", config{Port: 8000, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}},
+			Config{Port: 8080, Host: "0.0.0.0", Plugins: []string{"jupyter"}, UserID: -1, EnableBrowser: true}},
+		{"defaults", "", Config{Port: 8000, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}},
 		{"output buffer", "1 --output-buffer 64M",
-			config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBuffer: 64 << 20}},
+			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBuffer: 64 << 20}},
 		{"eval env", "1 --browsergym-eval-env miniwob.click",
-			config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, EvalEnv: "miniwob.click"}},
+			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, EvalEnv: "miniwob.click"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseArgs(strings.Fields(tc.args))
+			got, err := Parse(strings.Fields(tc.args))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
 	}
 }
 
-func TestParseArgs_Errors(t *testing.T) {
+func TestParse_Errors(t *testing.T) {
 	cases := []struct{ args, want string }{
 		{"abc", `"abc" is not a port number`},
 		{"1 2", `unexpected argument "2"`},
@@ -52,7 +52,7 @@ func TestParseArgs_Errors(t *testing.T) {
 		{"--no-enable-browser --browsergym-eval-env x", "Browser environment is not enabled in config, but browsergym_eval_env is set"},
 	}
 	for _, tc := range cases {
-		_, err := parseArgs(strings.Fields(tc.args))
+		_, err := Parse(strings.Fields(tc.args))
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want)
 	}
