@@ -75,7 +75,9 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
-	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
+	// The key's default stays empty so --help never prints a secret;
+	// client() falls back to $SESSION_API_KEY.
+	root.PersistentFlags().StringVar(&a.apiKey, "api-key", "", "session API key (default $SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
 		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd())
@@ -83,7 +85,11 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 }
 
 func (a *app) client() *client.Client {
-	return client.New(a.url, client.WithAPIKey(a.apiKey))
+	key := a.apiKey
+	if key == "" {
+		key = os.Getenv("SESSION_API_KEY")
+	}
+	return client.New(a.url, client.WithAPIKey(key))
 }
 
 func (a *app) waitCmd() *cobra.Command {
