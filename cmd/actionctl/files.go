@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -278,6 +279,9 @@ func (a *app) downloadCmd() *cobra.Command {
   actionctl download /workspace/out - | bsdtar -xf -`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.json && args[1] == "-" {
+				return &usageError{errors.New("--json prints its result on standard output: give DEST a file name")}
+			}
 			var w io.Writer = a.stdout
 			var f *os.File
 			if args[1] != "-" {
@@ -289,7 +293,7 @@ func (a *app) downloadCmd() *cobra.Command {
 				w = f
 			}
 			p := a.newProgress("download "+filepath.Base(args[0]), 0)
-			_, err := a.client().Download(cmd.Context(), args[0], w, p.update)
+			n, err := a.client().Download(cmd.Context(), args[0], w, p.update)
 			p.done(err)
 			if err == nil && f != nil {
 				err = f.Close()
@@ -297,7 +301,10 @@ func (a *app) downloadCmd() *cobra.Command {
 			if err != nil && f != nil {
 				os.Remove(args[1]) // never leave a truncated archive behind
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return a.printOK(map[string]any{"path": args[0], "destination": args[1], "bytes": n})
 		},
 	}
 }

@@ -21,9 +21,10 @@ var version = "dev"
 
 // Exit codes besides a remote command's own.
 const (
-	exitUsage    = 2
-	exitError    = 1
-	exitTimedOut = 124 // as timeout(1): the command did not finish in time
+	exitUsage       = 2
+	exitError       = 1
+	exitTimedOut    = 124 // as timeout(1): the command did not finish in time
+	exitInterrupted = 130 // as a shell reports a command ended by SIGINT
 )
 
 type app struct {
@@ -41,10 +42,13 @@ func main() {
 	// where a command handles it (exec --follow forwards it).
 	root := a.rootCmd()
 	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "actionctl:", err)
+		a.printError(err)
 		var usageErr *usageError
-		if errors.As(err, &usageErr) {
+		switch {
+		case errors.As(err, &usageErr):
 			os.Exit(exitUsage)
+		case errors.Is(err, errInterrupted):
+			os.Exit(exitInterrupted)
 		}
 		os.Exit(exitError)
 	}
@@ -52,6 +56,34 @@ func main() {
 }
 
 type usageError struct{ error }
+
+// errInterrupted ends a command the user gave up on with Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// printError reports a failed command. With --json it goes to standard
+// output as {"error": ..., "status": N}, so that what a script reads there
+// is JSON whether the command worked or not; status is the server's HTTP
+// status, 0 when there was no answer.
+func (a *app) printError(err error) {
+	if !a.json {
+		fmt.Fprintln(a.stderr, "actionctl:", err)
+		return
+	}
+	status := 0
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		status = apiErr.StatusCode
+	}
+	b, jerr := json.Marshal(struct {
+		Error  string `json:"error"`
+		Status int    `json:"status"`
+	}{err.Error(), status})
+	if jerr != nil {
+		fmt.Fprintln(a.stderr, "actionctl:", err)
+		return
+	}
+	fmt.Fprintln(a.stdout, string(b))
+}
 
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -64,7 +96,15 @@ func (a *app) rootCmd() *cobra.Command {
 
 Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 2 usage error; 124 the command is still running (exec without --follow);
-130 interrupted.`,
+130 interrupted.
+
+With --json, every command prints exactly one JSON document on standard
+output: its result (the server's answer, or {"ok": true} for commands
+that have nothing else to say), or, when it fails, {"error": "...",
+"status": N} where N is the server's HTTP status (0 when there was none).
+The streams are JSON lines instead: one object per event for watch and
+exec --follow, the last one being the result or the error. attach is
+interactive and refuses --json; help, completion and --version ignore it.`,
 		Example: `  actionctl wait
   actionctl exec 'ls -la'
   actionctl exec --follow 'make test'
@@ -78,7 +118,7 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 	// The key's default stays empty so --help never prints a secret;
 	// client() falls back to $SESSION_API_KEY.
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", "", "session API key (default $SESSION_API_KEY)")
-	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print one JSON document (JSON lines for streams), errors included")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
 		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd())
 	return root
@@ -101,7 +141,10 @@ func (a *app) waitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return a.client().WaitUntilAlive(ctx)
+			if err := a.client().WaitUntilAlive(ctx); err != nil {
+				return err
+			}
+			return a.printOK(nil)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up after this long")
@@ -119,7 +162,14 @@ func (a *app) execCmd() *cobra.Command {
 with its exit code. If the command has not finished when the wait ends (no
 new output for the server's no-change timeout, or --timeout), it keeps
 running; actionctl exits with 124. Run 'actionctl exec ""' to fetch more
-of its output, or 'actionctl exec --input C-c' to interrupt it.`,
+of its output, or 'actionctl exec --input C-c' to interrupt it.
+
+With --json, exec prints the run observation; exec --follow prints JSON
+lines: {"event":"output","offset":N,"next":M,"data":"..."} for each piece
+of output, {"event":"lost","offset":N,"lost":K} when the server dropped K
+bytes before offset N, and last {"event":"exit","command":{...}} with the
+command's final state (or an {"error":...} object). Notes about dropped
+connections go to standard error.`,
 		Example: `  actionctl exec 'make test'
   actionctl exec --timeout 10m --blocking 'npm ci'
   actionctl exec --input C-c
@@ -136,8 +186,11 @@ of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 			if err != nil {
 				var oe *client.ObservationError
 				if errors.As(err, &oe) {
-					fmt.Fprintln(a.stderr, oe.Observation.Text())
 					a.code = exitError
+					if a.json {
+						return a.printJSON(oe.Observation)
+					}
+					fmt.Fprintln(a.stderr, oe.Observation.Text())
 					return nil
 				}
 				return err
@@ -182,6 +235,20 @@ func (a *app) infoCmd() *cobra.Command {
 			return a.printJSON(info)
 		},
 	}
+}
+
+// printOK prints {"ok": true} and the fields of extra: the --json result of
+// a command whose only answer is that it worked. Without --json it prints
+// nothing.
+func (a *app) printOK(extra map[string]any) error {
+	if !a.json {
+		return nil
+	}
+	out := map[string]any{"ok": true}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return a.printJSON(out)
 }
 
 func (a *app) printJSON(v any) error {
