@@ -219,3 +219,45 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 	assert.Contains(t, doc["error"], "connection refused")
 	assert.EqualValues(t, 0, doc["status"])
 }
+
+func TestActionctl_ExitCodes(t *testing.T) {
+	const key = "exit-code-key"
+	s := startServer(t, startOpts{apiKey: key})
+	// A server whose shell is still starting: the port answers, /alive
+	// says 503.
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("sleep 60\n"), 0o644))
+	starting := startServer(t, startOpts{noWait: true, env: []string{"HOME=" + home}})
+	require.Eventually(t, func() bool {
+		_, err := starting.Client.ServerInfo(ctxT(t))
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "the port opens before the shell is ready")
+
+	withKey := []string{"SESSION_API_KEY=" + key}
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+	}{
+		{"success", withKey, []string{"--url", s.URL, "info"}, 0},
+		{"remote exit code", withKey, []string{"--url", s.URL, "exec", "(exit 7)"}, 7},
+		{"error", withKey, []string{"--url", s.URL, "session", "rm", "ghost"}, 1},
+		{"unknown command", nil, []string{"teleport"}, 2},
+		{"unknown subcommand", nil, []string{"session", "teleport"}, 2},
+		{"missing argument", nil, []string{"exec"}, 2},
+		{"bad flag", nil, []string{"exec", "--no-such-flag", "true"}, 2},
+		{"no key", nil, []string{"--url", s.URL, "exec", "true"}, 3},
+		{"wrong key", nil, []string{"--url", s.URL, "--api-key", "wrong", "exec", "true"}, 3},
+		{"wrong key, json", nil, []string{"--url", s.URL, "--api-key", "wrong", "--json", "session", "ls"}, 3},
+		{"unreachable", nil, []string{"--url", "http://127.0.0.1:1", "info"}, 4},
+		{"not ready", nil, []string{"--url", starting.URL, "exec", "true"}, 4},
+		{"wait gives up", nil, []string{"--url", starting.URL, "wait", "--timeout", "300ms"}, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := actionctl(t, tc.env, tc.args...)
+			assert.Equal(t, tc.code, r.code, "stdout %q stderr %q", r.stdout, r.stderr)
+		})
+	}
+}

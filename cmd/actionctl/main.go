@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -21,8 +22,10 @@ var version = "dev"
 
 // Exit codes besides a remote command's own.
 const (
-	exitUsage       = 2
 	exitError       = 1
+	exitUsage       = 2
+	exitAuth        = 3   // the server refused the API key
+	exitUnavailable = 4   // no answer from the server, or it is not ready
 	exitTimedOut    = 124 // as timeout(1): the command did not finish in time
 	exitInterrupted = 130 // as a shell reports a command ended by SIGINT
 )
@@ -43,19 +46,37 @@ func main() {
 	root := a.rootCmd()
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		a.printError(err)
-		var usageErr *usageError
-		switch {
-		case errors.As(err, &usageErr):
-			os.Exit(exitUsage)
-		case errors.Is(err, errInterrupted):
-			os.Exit(exitInterrupted)
-		}
-		os.Exit(exitError)
+		os.Exit(exitCodeOf(err))
 	}
 	os.Exit(a.code)
 }
 
 type usageError struct{ error }
+
+// unavailableError is a server that did not become ready in time.
+type unavailableError struct{ error }
+
+func (e *unavailableError) Unwrap() error { return e.error }
+
+// exitCodeOf tells scripts what kind of failure err is.
+func exitCodeOf(err error) int {
+	var usageErr *usageError
+	var unavailable *unavailableError
+	var netErr *net.OpError
+	switch {
+	case errors.As(err, &usageErr):
+		return exitUsage
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.Is(err, client.ErrUnauthorized):
+		return exitAuth
+	case errors.As(err, &unavailable), errors.Is(err, client.ErrNotReady), errors.As(err, &netErr):
+		// A network error means no answer: nothing listens, or the
+		// connection broke.
+		return exitUnavailable
+	}
+	return exitError
+}
 
 // errInterrupted ends a command the user gave up on with Ctrl-C.
 var errInterrupted = errors.New("interrupted")
@@ -94,9 +115,16 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceErrors: true,
 		Long: `actionctl drives an action server from the host.
 
-Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
-2 usage error; 124 the command is still running (exec without --follow);
-130 interrupted.
+Exit codes:
+  0    success
+  1    error (the server refused the request, an action failed, ...)
+  2    usage error
+  3    the server refused the API key (--api-key, $SESSION_API_KEY)
+  4    the server is unreachable, or not ready (wait: not ready in time)
+  124  exec: the command is still running (without --follow)
+  130  interrupted
+exec exits with the remote command's own exit code, which may be any of
+these; with --json its output tells them apart.
 
 With --json, every command prints exactly one JSON document on standard
 output: its result (the server's answer, or {"ok": true} for commands
@@ -121,7 +149,31 @@ interactive and refuses --json; help, completion and --version ignore it.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print one JSON document (JSON lines for streams), errors included")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
 		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd())
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes wrong arguments, unknown subcommands included, a usage
+// error (exit 2) in c and every command below it.
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		// cobra answers an unknown subcommand of a group that cannot run
+		// with its help and success, or with a plain error; a group that
+		// runs to show its help lets NoArgs refuse it.
+		c.Args = cobra.NoArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func (a *app) client() *client.Client {
@@ -142,7 +194,7 @@ func (a *app) waitCmd() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			if err := a.client().WaitUntilAlive(ctx); err != nil {
-				return err
+				return &unavailableError{err}
 			}
 			return a.printOK(nil)
 		},
