@@ -193,6 +193,30 @@ func TestAPIKey(t *testing.T) {
 	assert.NotContains(t, s.logs.String(), key)
 }
 
+func TestClient_OpenAPIAndVSCodeToken(t *testing.T) {
+	const key = "spec-key"
+	s := startServer(t, startOpts{apiKey: key})
+	ctx := ctxT(t)
+	raw, err := s.Client.OpenAPI(ctx)
+	require.NoError(t, err)
+	var spec struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &spec))
+	assert.Equal(t, "3.1.0", spec.OpenAPI)
+	assert.Contains(t, spec.Paths, "/execute_action")
+	_, err = client.New(s.URL).OpenAPI(ctx)
+	assert.ErrorIs(t, err, client.ErrUnauthorized, "the description is behind the key")
+
+	// No vscode plugin: the token is null on the wire, "" here.
+	token, err := s.Client.VSCodeToken(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, token)
+	_, err = client.New(s.URL).VSCodeToken(ctx)
+	assert.ErrorIs(t, err, client.ErrUnauthorized)
+}
+
 func TestAlive_NotReadyUntilShellIsUp(t *testing.T) {
 	home := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("sleep 1\n"), 0o644))
