@@ -189,7 +189,9 @@ func (a *app) waitCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "wait",
 		Short: "Wait until the server is ready to execute actions",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl wait
+  actionctl wait --timeout 30s && actionctl exec 'make test'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
@@ -278,7 +280,9 @@ func (a *app) infoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
 		Short: "Print the server's uptime, idle time and resource use",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl info
+  actionctl --url http://10.0.0.5:31000 info`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info, err := a.client().ServerInfo(cmd.Context())
 			if err != nil {

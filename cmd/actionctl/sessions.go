@@ -163,6 +163,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "session",
 		Short: "Manage shell sessions (new, ls, rm)",
+		Example: `  actionctl session new --id build --cwd /workspace/app
+  actionctl session ls
+  actionctl session rm build`,
 	}
 	var opts client.SessionOptions
 	var env []string
@@ -200,7 +203,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	lsCmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List sessions",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl session ls
+  actionctl --json session ls`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list, err := a.client().ListSessions(cmd.Context())
 			if err != nil {
@@ -224,7 +229,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	rmCmd := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "End sessions and every process they started",
-		Args:  cobra.MinimumNArgs(1),
+		Example: `  actionctl session rm build
+  actionctl session rm build test`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, id := range args {
@@ -273,6 +280,8 @@ func (a *app) attachCmd() *cobra.Command {
 were at its console: what you type goes to the shell, its output comes back,
 and resizing your window resizes its terminal. Ctrl-] detaches and leaves
 the session running. It is interactive, so --json is refused.`,
+		Example: `  actionctl attach
+  actionctl session new --id debug && actionctl attach --session debug`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.json {
