@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/client"
 )
 
 // ctlRun is what one actionctl run printed and how it exited.
@@ -260,4 +263,121 @@ func TestActionctl_ExitCodes(t *testing.T) {
 			assert.Equal(t, tc.code, r.code, "stdout %q stderr %q", r.stdout, r.stderr)
 		})
 	}
+}
+
+func TestActionctl_SignalKeepsSessionAndCwd(t *testing.T) {
+	s := startServer(t, startOpts{})
+	ctx := ctxT(t)
+	r := actionctl(t, nil, "--url", s.URL, "session", "new", "--id", "sig", "--cwd", s.WorkDir)
+	require.Equal(t, 0, r.code, r.stderr)
+	cmd, err := s.Client.StartCommand(ctx, "sig", "cd / && echo started && sleep 60")
+	require.NoError(t, err)
+	// Signal only once sleep runs, not while bash is still starting it.
+	out, err := s.Client.Output(ctx, "sig", cmd.ID, 0, 20*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "started\n", out.Data)
+
+	r = actionctl(t, nil, "--url", s.URL, "signal", "--session", "sig", "SIGINT")
+	require.Equal(t, 0, r.code, r.stderr)
+	done := waitDone(t, s.Client, "sig", cmd.ID)
+	require.NotNil(t, done.ExitCode)
+	assert.Equal(t, 130, *done.ExitCode, "sleep ended by SIGINT")
+	assert.False(t, done.ShellDied)
+
+	r = actionctl(t, nil, "--url", s.URL, "exec", "--follow", "--session", "sig", `echo "$PWD"`)
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "/\n", r.stdout, "the session survives with the cwd the command left")
+}
+
+func TestActionctl_AttachUnderATerminal(t *testing.T) {
+	s := startServer(t, startOpts{})
+	_, err := s.Client.CreateSession(ctxT(t), client.SessionOptions{ID: "tty"})
+	require.NoError(t, err)
+
+	cmd := exec.Command(filepath.Join(binDir, "actionctl"), "--url", s.URL, "attach", "--session", "tty")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	term, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	require.NoError(t, err)
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+		term.Close()
+	})
+	var screen syncBuffer
+	go io.Copy(&screen, term)
+	waitFor := func(want string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return strings.Contains(screen.String(), want) }, 20*time.Second, 10*time.Millisecond,
+			"waiting for %q; the terminal shows %q", want, screen.String())
+	}
+	typeText := func(text string) {
+		t.Helper()
+		_, err := term.Write([]byte(text))
+		require.NoError(t, err)
+	}
+
+	// Type only once the terminal is raw, as a person would.
+	waitFor("[attached to session tty")
+	// The typed line is echoed as typed; only its output has the sum.
+	typeText("echo hi-$((40+2))\r")
+	waitFor("hi-42")
+	typeText("echo cols=$(tput cols)\r")
+	waitFor("cols=80")
+
+	// Resizing the terminal resizes the session's: SIGWINCH reaches
+	// actionctl, which tells the server. Ask until the new size shows,
+	// as the resize and the typing travel separately.
+	require.NoError(t, pty.Setsize(term, &pty.Winsize{Rows: 30, Cols: 123}))
+	require.Eventually(t, func() bool {
+		typeText("echo cols=$(tput cols)\r")
+		time.Sleep(100 * time.Millisecond)
+		return strings.Contains(screen.String(), "cols=123")
+	}, 20*time.Second, 10*time.Millisecond, "the terminal shows %q", screen.String())
+
+	// Ctrl-] detaches; the session goes on.
+	typeText("\x1d")
+	select {
+	case <-exited:
+		require.NoError(t, waitErr, "detaching exits 0")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("actionctl did not detach; the terminal shows %q", screen.String())
+	}
+	waitFor("[detached]")
+	_, err = s.Client.GetSession(ctxT(t), "tty")
+	assert.NoError(t, err, "the session outlives the detach")
+}
+
+func TestActionctl_FollowResumesAfterDroppedConnection(t *testing.T) {
+	s := startServer(t, startOpts{})
+	// The proxy cuts its first connection, which carries the command's
+	// start and then, kept alive, its output stream.
+	proxied := cuttingProxy(t, strings.TrimPrefix(s.URL, "http://"), 100_000)
+	want, err := exec.Command("seq", "1", "200000").Output()
+	require.NoError(t, err)
+
+	r := actionctl(t, nil, "--url", proxied, "exec", "--follow", "seq 1 200000")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "resuming at byte", "the connection was cut and resumed")
+	assert.True(t, r.stdout == string(want), "every line exactly once: got %d bytes, want %d", len(r.stdout), len(want))
+}
+
+func TestActionctl_CompletionBash(t *testing.T) {
+	r := actionctl(t, nil, "completion", "bash")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "__start_actionctl")
+	script := filepath.Join(t.TempDir(), "actionctl.bash")
+	require.NoError(t, os.WriteFile(script, []byte(r.stdout), 0o644))
+	out, err := exec.Command("bash", "-n", script).CombinedOutput()
+	assert.NoError(t, err, "bash parses the script: %s", out)
+	// Sourced, it registers the completion of actionctl.
+	out, err = exec.Command("bash", "-c", "source "+script+" && complete -p actionctl").CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "__start_actionctl")
 }
