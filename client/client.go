@@ -60,9 +60,17 @@ func (e *Error) Error() string {
 
 // Sentinel errors an Error matches with errors.Is, by status.
 var (
+	// ErrUnauthorized: the API key is missing or wrong (401, 403).
 	ErrUnauthorized = errors.New("action server: invalid API key")
-	ErrNotReady     = errors.New("action server: not ready")
-	ErrNotFound     = errors.New("action server: not found")
+	// ErrNotReady: the server is still starting (503).
+	ErrNotReady = errors.New("action server: not ready")
+	// ErrNotFound: no such route, session, command or file (404).
+	ErrNotFound = errors.New("action server: not found")
+	// ErrBusy: the session is running another command (409).
+	ErrBusy = errors.New("action server: busy")
+	// ErrBadRequest: the server refused the request as malformed or not
+	// allowed, such as deleting the default session (400).
+	ErrBadRequest = errors.New("action server: bad request")
 )
 
 // Is maps status codes to the sentinel errors.
@@ -74,6 +82,10 @@ func (e *Error) Is(target error) bool {
 		return e.StatusCode == http.StatusServiceUnavailable
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
+	case ErrBusy:
+		return e.StatusCode == http.StatusConflict
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
 	}
 	return false
 }
@@ -201,6 +213,30 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 		return nil, err
 	}
 	return &info, nil
+}
+
+// OpenAPI returns the server's OpenAPI description of its routes, as JSON.
+func (c *Client) OpenAPI(ctx context.Context) (json.RawMessage, error) {
+	var spec json.RawMessage
+	if err := c.do(ctx, http.MethodGet, "/openapi.json", nil, &spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// VSCodeToken returns the connection token of the server's VS Code, or ""
+// when the vscode plugin is not loaded or VS Code was skipped.
+func (c *Client) VSCodeToken(ctx context.Context) (string, error) {
+	var out struct {
+		Token *string `json:"token"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/vscode/connection_token", nil, &out); err != nil {
+		return "", err
+	}
+	if out.Token == nil {
+		return "", nil
+	}
+	return *out.Token, nil
 }
 
 // executeSlack is added to an action's timeout for the HTTP deadline, as

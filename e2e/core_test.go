@@ -147,6 +147,34 @@ func TestAPIKey(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 
+	// Near-misses of real routes are not redirected before the check: gin
+	// would answer a redirect without running the middleware. Only the
+	// exact open paths are open.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodPost, "/execute_action/"},
+		{http.MethodGet, "/alive/"},
+		{http.MethodGet, "/server_info/"},
+		{http.MethodPost, "/Execute_Action"},
+		{http.MethodGet, "/sessions/"},
+	} {
+		for _, withKey := range []bool{false, true} {
+			req, err := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(`{"action": {"action": "run", "args": {"command": "true"}}}`))
+			require.NoError(t, err)
+			want, detail := http.StatusForbidden, "Invalid API Key"
+			if withKey {
+				req.Header.Set(client.APIKeyHeader, key)
+				want, detail = http.StatusNotFound, "Not Found"
+			}
+			resp, err := noRedirect.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, want, resp.StatusCode, "%s %s with key: %v", tc.method, tc.path, withKey)
+			assert.JSONEq(t, `{"detail": "`+detail+`"}`, string(body), "%s %s with key: %v", tc.method, tc.path, withKey)
+		}
+	}
+
 	for _, open := range []string{"/alive", "/server_info"} {
 		resp, err := http.Get(s.URL + open)
 		require.NoError(t, err)
@@ -163,6 +191,30 @@ func TestAPIKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "[]", obs.Content)
 	assert.NotContains(t, s.logs.String(), key)
+}
+
+func TestClient_OpenAPIAndVSCodeToken(t *testing.T) {
+	const key = "spec-key"
+	s := startServer(t, startOpts{apiKey: key})
+	ctx := ctxT(t)
+	raw, err := s.Client.OpenAPI(ctx)
+	require.NoError(t, err)
+	var spec struct {
+		OpenAPI string                     `json:"openapi"`
+		Paths   map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &spec))
+	assert.Equal(t, "3.1.0", spec.OpenAPI)
+	assert.Contains(t, spec.Paths, "/execute_action")
+	_, err = client.New(s.URL).OpenAPI(ctx)
+	assert.ErrorIs(t, err, client.ErrUnauthorized, "the description is behind the key")
+
+	// No vscode plugin: the token is null on the wire, "" here.
+	token, err := s.Client.VSCodeToken(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, token)
+	_, err = client.New(s.URL).VSCodeToken(ctx)
+	assert.ErrorIs(t, err, client.ErrUnauthorized)
 }
 
 func TestAlive_NotReadyUntilShellIsUp(t *testing.T) {

@@ -108,17 +108,12 @@ func TestVSCode_TokenThroughTheAPI(t *testing.T) {
 	port := freePort(t)
 	s := startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws, "--no-enable-browser", "--plugins", "vscode"},
 		env: []string{fmt.Sprintf("VSCODE_PORT=%d", port)}})
-	resp, err := http.Get(s.URL + "/vscode/connection_token")
+	token, err := s.Client.VSCodeToken(ctxT(t))
 	require.NoError(t, err)
-	var tok struct {
-		Token *string `json:"token"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
-	resp.Body.Close()
-	require.NotNil(t, tok.Token, "the server log says why VS Code did not start")
+	require.NotEmpty(t, token, "the server log says why VS Code did not start")
 
 	jar, _ := cookiejar.New(nil)
-	resp, err = (&http.Client{Jar: jar}).Get(fmt.Sprintf("http://127.0.0.1:%d/?tkn=%s&folder=%s", port, *tok.Token, ws))
+	resp, err := (&http.Client{Jar: jar}).Get(fmt.Sprintf("http://127.0.0.1:%d/?tkn=%s&folder=%s", port, token, ws))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)

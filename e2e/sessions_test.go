@@ -80,9 +80,7 @@ func TestSessions_RunInParallel(t *testing.T) {
 	require.NoError(t, s.Client.DeleteSession(ctx, "p0"))
 	_, err = s.Client.GetSession(ctx, "p0")
 	assert.ErrorIs(t, err, client.ErrNotFound)
-	var apiErr *client.Error
-	require.ErrorAs(t, s.Client.DeleteSession(ctx, "default"), &apiErr)
-	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	assert.ErrorIs(t, s.Client.DeleteSession(ctx, "default"), client.ErrBadRequest)
 }
 
 func TestSessions_SignalKeepsSessionAndCwd(t *testing.T) {
@@ -93,9 +91,7 @@ func TestSessions_SignalKeepsSessionAndCwd(t *testing.T) {
 	cmd, err := s.Client.StartCommand(ctx, "w", "cd / && sleep 60")
 	require.NoError(t, err)
 	_, err = s.Client.StartCommand(ctx, "w", "echo busy")
-	var apiErr *client.Error
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, http.StatusConflict, apiErr.StatusCode)
+	assert.ErrorIs(t, err, client.ErrBusy)
 
 	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, s.Client.Signal(ctx, "w", "SIGTERM"))

@@ -223,3 +223,50 @@ func TestEncodeAction_RoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, run, back)
 }
+
+// TestAction_Golden checks every executable action type against the form
+// the host sends: every key, defaults shown (contract §4.2). The golden
+// files are written from the contract, not generated. Encoding gives
+// exactly that form, and decoding it, or only its required keys, gives the
+// same action, so a default that drifts from the host's fails here.
+func TestAction_Golden(t *testing.T) {
+	timeout := 120.0
+	h := Header{Timeout: &timeout}
+	fileText := "print(1)\n"
+	cases := []struct {
+		name    string
+		minimal string // only the required args
+		want    Action
+	}{
+		{"run_ipython", `{"code": "print(1)"}`, &IPythonRunCell{Header: h, Code: "print(1)",
+			IncludeExtra: true, ConfirmationState: "confirmed", SecurityRisk: RiskUnknown}},
+		{"read", `{"path": "/workspace/a.txt"}`, &FileRead{Header: h, Path: "/workspace/a.txt",
+			Start: 0, End: -1, SecurityRisk: RiskUnknown, ImplSource: ImplDefault}},
+		{"write", `{"path": "/workspace/a.txt", "content": "hello\n"}`, &FileWrite{Header: h, Path: "/workspace/a.txt",
+			Content: "hello\n", Start: 0, End: -1, SecurityRisk: RiskUnknown}},
+		{"edit", `{"path": "/workspace/a.py", "command": "create", "file_text": "print(1)\n"}`, &FileEdit{Header: h,
+			Path: "/workspace/a.py", Command: "create", FileText: &fileText, Start: 1, End: -1,
+			SecurityRisk: RiskUnknown, ImplSource: ImplOHACI}},
+		{"browse", `{"url": "http://localhost:3000/"}`, &BrowseURL{Header: h, URL: "http://localhost:3000/",
+			SecurityRisk: RiskUnknown}},
+		{"browse_interactive", `{"browser_actions": "click(\"12\")"}`, &BrowseInteractive{Header: h,
+			BrowserActions: `click("12")`, SecurityRisk: RiskUnknown}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := EncodeAction(tc.want)
+			require.NoError(t, err)
+			golden(t, "action_"+tc.name, b)
+
+			full, err := os.ReadFile(filepath.Join("testdata", "action_"+tc.name+".golden.json"))
+			require.NoError(t, err)
+			got, err := DecodeAction(full)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got, "the host's full form")
+
+			got, err = DecodeAction([]byte(`{"action": "` + tc.name + `", "args": ` + tc.minimal + `, "timeout": 120}`))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got, "missing args take the host's defaults")
+		})
+	}
+}

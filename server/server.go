@@ -81,6 +81,11 @@ func (s *Server) Handler() http.Handler { return s.engine }
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// gin answers these redirects while routing, before any middleware
+	// runs, so they would bypass the API-key check that must come first
+	// (and tell an unauthenticated caller which routes exist).
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
 	r.Use(s.recover, s.logRequests, s.auth)
 	if s.trim != nil {
 		r.Use(s.trim.middleware)

@@ -36,6 +36,10 @@ func (a *app) browseCmd() *cobra.Command {
 			}
 			b, ok := obs.(*event.BrowserOutput)
 			if !ok {
+				if a.json {
+					a.code = exitError
+					return a.printJSON(obs)
+				}
 				return fmt.Errorf("%s", obs.Text())
 			}
 			if shot != "" {
@@ -47,12 +51,14 @@ func (a *app) browseCmd() *cobra.Command {
 					return err
 				}
 			}
+			if b.Error {
+				a.code = exitError
+			}
 			if a.json {
 				return a.printJSON(obs)
 			}
 			if b.Error {
 				fmt.Fprintln(a.stderr, b.LastBrowserActionError)
-				a.code = exitError
 			}
 			page := b.Content
 			if i := strings.Index(page, pageBegin); i >= 0 {

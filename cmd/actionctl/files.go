@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,7 +129,9 @@ standard error and exits 1.`,
 	view := &cobra.Command{
 		Use:   "view PATH",
 		Short: "Show a file with numbered lines, or a directory two levels deep",
-		Args:  cobra.ExactArgs(1),
+		Example: `  actionctl edit view /workspace
+  actionctl edit view --range 10,20 /workspace/app.py`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if viewRange == "" {
 				return run(cmd, event.NewFileEdit("view", args[0]))
@@ -151,7 +154,9 @@ standard error and exits 1.`,
 	create := &cobra.Command{
 		Use:   "create PATH [TEXT]",
 		Short: "Create a file with TEXT (or standard input); existing files are refused",
-		Args:  cobra.RangeArgs(1, 2),
+		Example: `  actionctl edit create /workspace/hello.py 'print("hi")'
+  actionctl edit create /workspace/app.py - < app.py`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := argOrStdin(args, 1)
 			if err != nil {
@@ -165,7 +170,9 @@ standard error and exits 1.`,
 	replace := &cobra.Command{
 		Use:   "str_replace PATH OLD [NEW]",
 		Short: "Replace the one occurrence of OLD with NEW (empty when absent)",
-		Args:  cobra.RangeArgs(2, 3),
+		Example: `  actionctl edit str_replace /workspace/hello.py '"hi"' '"hello"'
+  actionctl edit str_replace /workspace/hello.py 'print("debug")'   # delete it`,
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			act := event.NewFileEdit("str_replace", args[0])
 			act.OldStr = &args[1]
@@ -178,7 +185,9 @@ standard error and exits 1.`,
 	insert := &cobra.Command{
 		Use:   "insert PATH LINE [TEXT]",
 		Short: "Insert TEXT (or standard input) after line LINE (0: at the top)",
-		Args:  cobra.RangeArgs(2, 3),
+		Example: `  actionctl edit insert /workspace/hello.py 0 '#!/usr/bin/env python3'
+  actionctl edit insert /workspace/hello.py 1 'print("bye")'`,
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := argOrStdin(args, 2)
 			if err != nil {
@@ -191,9 +200,10 @@ standard error and exits 1.`,
 		},
 	}
 	undo := &cobra.Command{
-		Use:   "undo PATH",
-		Short: "Undo the last edit of a file",
-		Args:  cobra.ExactArgs(1),
+		Use:     "undo PATH",
+		Short:   "Undo the last edit of a file",
+		Example: "  actionctl edit undo /workspace/hello.py",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd, event.NewFileEdit("undo_edit", args[0]))
 		},
@@ -278,6 +288,9 @@ func (a *app) downloadCmd() *cobra.Command {
   actionctl download /workspace/out - | bsdtar -xf -`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.json && args[1] == "-" {
+				return &usageError{errors.New("--json prints its result on standard output: give DEST a file name")}
+			}
 			var w io.Writer = a.stdout
 			var f *os.File
 			if args[1] != "-" {
@@ -289,7 +302,7 @@ func (a *app) downloadCmd() *cobra.Command {
 				w = f
 			}
 			p := a.newProgress("download "+filepath.Base(args[0]), 0)
-			_, err := a.client().Download(cmd.Context(), args[0], w, p.update)
+			n, err := a.client().Download(cmd.Context(), args[0], w, p.update)
 			p.done(err)
 			if err == nil && f != nil {
 				err = f.Close()
@@ -297,7 +310,10 @@ func (a *app) downloadCmd() *cobra.Command {
 			if err != nil && f != nil {
 				os.Remove(args[1]) // never leave a truncated archive behind
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return a.printOK(map[string]any{"path": args[0], "destination": args[1], "bytes": n})
 		},
 	}
 }
@@ -306,7 +322,9 @@ func (a *app) lsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ls [PATH]",
 		Short: "List a sandbox directory (directories first, with a trailing /)",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  actionctl ls
+  actionctl ls /workspace/src`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
 			if len(args) == 1 {

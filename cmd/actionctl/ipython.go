@@ -35,12 +35,15 @@ displays are listed as data: URLs with --json.`,
 			if err != nil {
 				return err
 			}
+			_, ok := obs.(*event.IPythonOutput)
+			if !ok {
+				a.code = exitError
+			}
 			if a.json {
 				return a.printJSON(obs)
 			}
-			if _, ok := obs.(*event.IPythonOutput); !ok {
+			if !ok {
 				fmt.Fprintln(a.stderr, obs.Text())
-				a.code = exitError
 				return nil
 			}
 			fmt.Fprintln(a.stdout, obs.Text())

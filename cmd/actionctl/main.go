@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -21,9 +22,12 @@ var version = "dev"
 
 // Exit codes besides a remote command's own.
 const (
-	exitUsage    = 2
-	exitError    = 1
-	exitTimedOut = 124 // as timeout(1): the command did not finish in time
+	exitError       = 1
+	exitUsage       = 2
+	exitAuth        = 3   // the server refused the API key
+	exitUnavailable = 4   // no answer from the server, or it is not ready
+	exitTimedOut    = 124 // as timeout(1): the command did not finish in time
+	exitInterrupted = 130 // as a shell reports a command ended by SIGINT
 )
 
 type app struct {
@@ -41,17 +45,66 @@ func main() {
 	// where a command handles it (exec --follow forwards it).
 	root := a.rootCmd()
 	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "actionctl:", err)
-		var usageErr *usageError
-		if errors.As(err, &usageErr) {
-			os.Exit(exitUsage)
-		}
-		os.Exit(exitError)
+		a.printError(err)
+		os.Exit(exitCodeOf(err))
 	}
 	os.Exit(a.code)
 }
 
 type usageError struct{ error }
+
+// unavailableError is a server that did not become ready in time.
+type unavailableError struct{ error }
+
+func (e *unavailableError) Unwrap() error { return e.error }
+
+// exitCodeOf tells scripts what kind of failure err is.
+func exitCodeOf(err error) int {
+	var usageErr *usageError
+	var unavailable *unavailableError
+	var netErr *net.OpError
+	switch {
+	case errors.As(err, &usageErr):
+		return exitUsage
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.Is(err, client.ErrUnauthorized):
+		return exitAuth
+	case errors.As(err, &unavailable), errors.Is(err, client.ErrNotReady), errors.As(err, &netErr):
+		// A network error means no answer: nothing listens, or the
+		// connection broke.
+		return exitUnavailable
+	}
+	return exitError
+}
+
+// errInterrupted ends a command the user gave up on with Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// printError reports a failed command. With --json it goes to standard
+// output as {"error": ..., "status": N}, so that what a script reads there
+// is JSON whether the command worked or not; status is the server's HTTP
+// status, 0 when there was no answer.
+func (a *app) printError(err error) {
+	if !a.json {
+		fmt.Fprintln(a.stderr, "actionctl:", err)
+		return
+	}
+	status := 0
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		status = apiErr.StatusCode
+	}
+	b, jerr := json.Marshal(struct {
+		Error  string `json:"error"`
+		Status int    `json:"status"`
+	}{err.Error(), status})
+	if jerr != nil {
+		fmt.Fprintln(a.stderr, "actionctl:", err)
+		return
+	}
+	fmt.Fprintln(a.stdout, string(b))
+}
 
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -62,9 +115,24 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceErrors: true,
 		Long: `actionctl drives an action server from the host.
 
-Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
-2 usage error; 124 the command is still running (exec without --follow);
-130 interrupted.`,
+Exit codes:
+  0    success
+  1    error (the server refused the request, an action failed, ...)
+  2    usage error
+  3    the server refused the API key (--api-key, $SESSION_API_KEY)
+  4    the server is unreachable, or not ready (wait: not ready in time)
+  124  exec: the command is still running (without --follow)
+  130  interrupted
+exec exits with the remote command's own exit code, which may be any of
+these; with --json its output tells them apart.
+
+With --json, every command prints exactly one JSON document on standard
+output: its result (the server's answer, or {"ok": true} for commands
+that have nothing else to say), or, when it fails, {"error": "...",
+"status": N} where N is the server's HTTP status (0 when there was none).
+The streams are JSON lines instead: one object per event for watch and
+exec --follow, the last one being the result or the error. attach is
+interactive and refuses --json; help, completion and --version ignore it.`,
 		Example: `  actionctl wait
   actionctl exec 'ls -la'
   actionctl exec --follow 'make test'
@@ -75,15 +143,45 @@ Exit codes: 0 success; for exec, the remote command's exit code; 1 error;
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.PersistentFlags().StringVar(&a.url, "url", envOr("ACTION_SERVER_URL", "http://127.0.0.1:8000"), "server URL ($ACTION_SERVER_URL)")
-	root.PersistentFlags().StringVar(&a.apiKey, "api-key", os.Getenv("SESSION_API_KEY"), "session API key ($SESSION_API_KEY)")
-	root.PersistentFlags().BoolVar(&a.json, "json", false, "print the raw JSON answer")
+	// The key's default stays empty so --help never prints a secret;
+	// client() falls back to $SESSION_API_KEY.
+	root.PersistentFlags().StringVar(&a.apiKey, "api-key", "", "session API key (default $SESSION_API_KEY)")
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print one JSON document (JSON lines for streams), errors included")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
 		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd(), a.buildCmd())
+	usageArgs(root)
 	return root
 }
 
+// usageArgs makes wrong arguments, unknown subcommands included, a usage
+// error (exit 2) in c and every command below it.
+func usageArgs(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		// cobra answers an unknown subcommand of a group that cannot run
+		// with its help and success, or with a plain error; a group that
+		// runs to show its help lets NoArgs refuse it.
+		c.Args = cobra.NoArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+}
+
 func (a *app) client() *client.Client {
-	return client.New(a.url, client.WithAPIKey(a.apiKey))
+	key := a.apiKey
+	if key == "" {
+		key = os.Getenv("SESSION_API_KEY")
+	}
+	return client.New(a.url, client.WithAPIKey(key))
 }
 
 func (a *app) waitCmd() *cobra.Command {
@@ -91,11 +189,16 @@ func (a *app) waitCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "wait",
 		Short: "Wait until the server is ready to execute actions",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl wait
+  actionctl wait --timeout 30s && actionctl exec 'make test'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return a.client().WaitUntilAlive(ctx)
+			if err := a.client().WaitUntilAlive(ctx); err != nil {
+				return &unavailableError{err}
+			}
+			return a.printOK(nil)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up after this long")
@@ -113,7 +216,14 @@ func (a *app) execCmd() *cobra.Command {
 with its exit code. If the command has not finished when the wait ends (no
 new output for the server's no-change timeout, or --timeout), it keeps
 running; actionctl exits with 124. Run 'actionctl exec ""' to fetch more
-of its output, or 'actionctl exec --input C-c' to interrupt it.`,
+of its output, or 'actionctl exec --input C-c' to interrupt it.
+
+With --json, exec prints the run observation; exec --follow prints JSON
+lines: {"event":"output","offset":N,"next":M,"data":"..."} for each piece
+of output, {"event":"lost","offset":N,"lost":K} when the server dropped K
+bytes before offset N, and last {"event":"exit","command":{...}} with the
+command's final state (or an {"error":...} object). Notes about dropped
+connections go to standard error.`,
 		Example: `  actionctl exec 'make test'
   actionctl exec --timeout 10m --blocking 'npm ci'
   actionctl exec --input C-c
@@ -130,8 +240,11 @@ of its output, or 'actionctl exec --input C-c' to interrupt it.`,
 			if err != nil {
 				var oe *client.ObservationError
 				if errors.As(err, &oe) {
-					fmt.Fprintln(a.stderr, oe.Observation.Text())
 					a.code = exitError
+					if a.json {
+						return a.printJSON(oe.Observation)
+					}
+					fmt.Fprintln(a.stderr, oe.Observation.Text())
 					return nil
 				}
 				return err
@@ -167,7 +280,9 @@ func (a *app) infoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
 		Short: "Print the server's uptime, idle time and resource use",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl info
+  actionctl --url http://10.0.0.5:31000 info`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info, err := a.client().ServerInfo(cmd.Context())
 			if err != nil {
@@ -176,6 +291,20 @@ func (a *app) infoCmd() *cobra.Command {
 			return a.printJSON(info)
 		},
 	}
+}
+
+// printOK prints {"ok": true} and the fields of extra: the --json result of
+// a command whose only answer is that it worked. Without --json it prints
+// nothing.
+func (a *app) printOK(extra map[string]any) error {
+	if !a.json {
+		return nil
+	}
+	out := map[string]any{"ok": true}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return a.printJSON(out)
 }
 
 func (a *app) printJSON(v any) error {

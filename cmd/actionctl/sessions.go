@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -29,6 +30,7 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 	if err != nil {
 		return err
 	}
+	var interrupted atomic.Bool
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt)
 	defer signal.Stop(interrupts)
@@ -39,7 +41,7 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 		for range interrupts {
 			n++
 			if n > 1 {
-				a.code = 130
+				interrupted.Store(true)
 				cancel()
 				return
 			}
@@ -51,6 +53,9 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 		}
 	}()
 
+	if a.json {
+		return a.followJSON(ctx, cl, session, cmd.ID, &interrupted)
+	}
 	tty := isTerminal(a.stdout)
 	tailShown := false
 	clearTail := func() {
@@ -82,9 +87,6 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 			if ev.Err != nil {
 				return ev.Err
 			}
-			if a.json {
-				return a.printJSON(ev.Command)
-			}
 			if ev.Command.ShellDied {
 				fmt.Fprintln(a.stderr, "actionctl: the shell exited; the session starts a new one on the next command")
 			}
@@ -94,8 +96,53 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 			return nil
 		}
 	}
-	if a.code == 130 {
-		return nil
+	if interrupted.Load() {
+		return errInterrupted
+	}
+	return ctx.Err()
+}
+
+// followLine is one JSON line of exec --follow --json.
+type followLine struct {
+	Event   string          `json:"event"` // output, lost or exit
+	Offset  int64           `json:"offset"`
+	Next    int64           `json:"next,omitempty"`
+	Data    string          `json:"data,omitempty"`
+	Lost    int64           `json:"lost,omitempty"`
+	Command *client.Command `json:"command,omitempty"`
+}
+
+// followJSON is follow with --json: each event a JSON line on standard
+// output, so live output and the result never mix into invalid JSON.
+func (a *app) followJSON(ctx context.Context, cl *client.Client, session string, id int64, interrupted *atomic.Bool) error {
+	enc := json.NewEncoder(a.stdout)
+	for ev := range cl.Stream(ctx, session, id, client.StreamOptions{}) {
+		var line followLine
+		switch ev.Kind {
+		case "output":
+			line = followLine{Event: "output", Offset: ev.Offset, Next: ev.Next, Data: ev.Data}
+		case "lost":
+			line = followLine{Event: "lost", Offset: ev.Offset, Lost: ev.Lost}
+		case "reconnect":
+			fmt.Fprintf(a.stderr, "actionctl: connection lost (%v); resuming at byte %d\n", ev.Err, ev.Offset)
+			continue
+		case "exit":
+			if ev.Err != nil {
+				return ev.Err
+			}
+			if ev.Command.ExitCode != nil {
+				a.code = exitCode(*ev.Command.ExitCode)
+			}
+			line = followLine{Event: "exit", Offset: ev.Offset, Command: ev.Command}
+		default:
+			continue // the tail is for eyes on a terminal
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	if interrupted.Load() {
+		return errInterrupted
 	}
 	return ctx.Err()
 }
@@ -116,6 +163,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "session",
 		Short: "Manage shell sessions (new, ls, rm)",
+		Example: `  actionctl session new --id build --cwd /workspace/app
+  actionctl session ls
+  actionctl session rm build`,
 	}
 	var opts client.SessionOptions
 	var env []string
@@ -153,7 +203,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	lsCmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List sessions",
-		Args:  cobra.NoArgs,
+		Example: `  actionctl session ls
+  actionctl --json session ls`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list, err := a.client().ListSessions(cmd.Context())
 			if err != nil {
@@ -177,7 +229,9 @@ func (a *app) sessionCmd() *cobra.Command {
 	rmCmd := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "End sessions and every process they started",
-		Args:  cobra.MinimumNArgs(1),
+		Example: `  actionctl session rm build
+  actionctl session rm build test`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, id := range args {
@@ -185,7 +239,10 @@ func (a *app) sessionCmd() *cobra.Command {
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 				}
 			}
-			return errors.Join(errs...)
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			return a.printOK(map[string]any{"removed": args})
 		},
 	}
 	root.AddCommand(newCmd, lsCmd, rmCmd)
@@ -201,7 +258,10 @@ func (a *app) signalCmd() *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"SIGINT", "SIGTERM", "SIGKILL"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.client().Signal(cmd.Context(), session, args[0])
+			if err := a.client().Signal(cmd.Context(), session, args[0]); err != nil {
+				return err
+			}
+			return a.printOK(map[string]any{"session": session, "signal": args[0]})
 		},
 	}
 	c.Flags().StringVar(&session, "session", client.DefaultSession, "session id")
@@ -219,9 +279,14 @@ func (a *app) attachCmd() *cobra.Command {
 		Long: `Connects your terminal to the session's shell, in raw mode, as if you
 were at its console: what you type goes to the shell, its output comes back,
 and resizing your window resizes its terminal. Ctrl-] detaches and leaves
-the session running.`,
+the session running. It is interactive, so --json is refused.`,
+		Example: `  actionctl attach
+  actionctl session new --id debug && actionctl attach --session debug`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.json {
+				return &usageError{errors.New("attach is interactive and has no JSON output")}
+			}
 			return a.attach(cmd.Context(), session)
 		},
 	}
