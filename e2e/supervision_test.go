@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -121,4 +123,65 @@ func TestPlugins_SIGTERMWithJupyterEndsEveryProcess(t *testing.T) {
 				"processes outlived the server: %v", markedPIDs(t, mark))
 		})
 	}
+}
+
+func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
+	ws := t.TempDir()
+	s := startServer(t, startOpts{workDir: ws, noWait: true,
+		args: []string{"--working-dir", ws, "--no-enable-browser", "--plugins", "jupyter"}})
+	ctx := ctxT(t)
+	alive := func() int {
+		resp, err := http.Get(s.URL + "/alive")
+		if err != nil {
+			return 0 // not listening yet
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	sawStarting := false
+	for {
+		require.NoError(t, ctx.Err(), "the server never became ready")
+		info, err := s.Client.ServerInfo(ctx)
+		if err != nil {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		if code := alive(); code != http.StatusOK {
+			// Taken before /alive answered 503: the plugin is listed and
+			// starting, or already ready while the rest of start-up runs.
+			require.Equal(t, http.StatusServiceUnavailable, code)
+			require.Len(t, info.Plugins, 1, "plugins are listed while they start")
+			assert.Contains(t, []string{"starting", "ready"}, info.Plugins[0].State)
+			sawStarting = sawStarting || info.Plugins[0].State == "starting"
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	assert.True(t, sawStarting, "jupyter was never reported as starting")
+	st := jupyterPlugin(t, s)
+	assert.Equal(t, "ready", st.State)
+	assert.NotZero(t, st.Port)
+}
+
+func TestPlugins_JupyterRestartIsVisibleAndRecovers(t *testing.T) {
+	mark := newMark()
+	s := startJupyterServer(t, mark)
+	assert.Equal(t, "1", cell(t, s, "print(1)"))
+	pid := jupyterServerPID(t, s, mark)
+	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
+
+	var restarting client.PluginStatus
+	require.Eventually(t, func() bool {
+		restarting = jupyterPlugin(t, s)
+		return restarting.State == "restarting"
+	}, 30*time.Second, 5*time.Millisecond, "the server reports the restart")
+	assert.Contains(t, restarting.Error, "jupyter server exited")
+	require.Eventually(t, func() bool { return jupyterPlugin(t, s).State == "ready" },
+		60*time.Second, 20*time.Millisecond, "jupyter comes back")
+	assert.NotEqual(t, pid, jupyterServerPID(t, s, mark), "a new Jupyter Server")
+
+	out := cell(t, s, "print('back')")
+	assert.True(t, strings.HasSuffix(out, "\nback"), out)
+	assert.Contains(t, out, "kernel had died and was restarted")
 }

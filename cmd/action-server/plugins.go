@@ -41,8 +41,9 @@ type (
 
 // startPlugins starts the plugins named on the command line under
 // INIT_PLUGIN_TIMEOUT and, when both are loaded, imports the agent skills
-// into the kernel.
-func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger) (*plugins.Set, error) {
+// into the kernel. show receives the plugins before they start, so their
+// states can be reported while the server waits for them.
+func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger, show func(*plugins.Set)) (*plugins.Set, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -54,11 +55,15 @@ func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, en
 		}
 		timeout = time.Duration(secs * float64(time.Second))
 	}
+	set, err := reg.New(names)
+	if err != nil {
+		return nil, err
+	}
+	show(set)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	set, err := reg.Start(ctx, names, env)
-	if err != nil {
+	if err := set.Start(ctx, env); err != nil {
 		return nil, err
 	}
 	jp, okJ := set.Get(jupyter.Name)
