@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -184,4 +185,34 @@ func TestPlugins_JupyterRestartIsVisibleAndRecovers(t *testing.T) {
 	out := cell(t, s, "print('back')")
 	assert.True(t, strings.HasSuffix(out, "\nback"), out)
 	assert.Contains(t, out, "kernel had died and was restarted")
+}
+
+func TestStartup_InitPluginTimeout(t *testing.T) {
+	cases := []struct{ name, value, want string }{
+		{"too short for jupyter", "0.01", "plugins not ready within INIT_PLUGIN_TIMEOUT (10ms)"},
+		// The log quotes the message, so its own quotes are escaped.
+		{"not a number", "soon", `INIT_PLUGIN_TIMEOUT=\"soon\" is not a positive number of seconds`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			mark := newMark()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(binDir, "action-server"), strconv.Itoa(freePort(t)),
+				"--host", "127.0.0.1", "--working-dir", ws, "--no-enable-browser", "--plugins", "jupyter")
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8",
+				"INIT_PLUGIN_TIMEOUT=" + tc.value, mark}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			require.NoError(t, ctx.Err(), "the server must give up on its own:\n%s", out.String())
+			var exitErr *exec.ExitError
+			require.ErrorAs(t, err, &exitErr, out.String())
+			assert.NotZero(t, exitErr.ExitCode())
+			assert.Contains(t, out.String(), tc.want)
+			assert.Eventually(t, func() bool { return len(markedPIDs(t, mark)) == 0 }, 3*time.Second, 50*time.Millisecond,
+				"processes outlived the failed start: %v", markedPIDs(t, mark))
+		})
+	}
 }
