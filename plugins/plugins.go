@@ -70,7 +70,9 @@ type Plugin interface {
 	Start(ctx context.Context, env Env) error
 	// Stop ends everything the plugin started.
 	Stop(ctx context.Context) error
-	// Status reports the plugin's state.
+	// Status reports the plugin's state. It is called before and while
+	// Start runs (a plugin not started yet is StateStarting), so it must
+	// not wait for Start.
 	Status() Status
 }
 
@@ -119,26 +121,44 @@ func (r *Registry) Check(names []string) error {
 	return nil
 }
 
-// Start starts the named plugins concurrently and returns when all are
-// ready (or disabled) or when ctx ends; its deadline is the start-up
-// timeout. Unknown names fail before anything starts. If any plugin fails,
-// the others are stopped and the error names it. Duplicate names start
-// once.
-func (r *Registry) Start(ctx context.Context, names []string, env Env) (*Set, error) {
+// New makes the named plugins, not started yet, in the order named;
+// duplicate names make one plugin. Unknown names fail with a
+// *NotFoundError and make nothing. Making a set before starting it lets a
+// server report the plugins as starting.
+func (r *Registry) New(names []string) (*Set, error) {
 	if err := r.Check(names); err != nil {
 		return nil, err
-	}
-	if env.Logger == nil {
-		env.Logger = slog.Default()
 	}
 	s := &Set{byName: map[string]Plugin{}}
 	for _, n := range names {
 		if _, dup := s.byName[n]; dup {
 			continue
 		}
-		p := r.factories[n]()
-		s.byName[n] = p
+		s.byName[n] = r.factories[n]()
 		s.order = append(s.order, n)
+	}
+	return s, nil
+}
+
+// Start makes the named plugins and starts them; see New and Set.Start.
+func (r *Registry) Start(ctx context.Context, names []string, env Env) (*Set, error) {
+	s, err := r.New(names)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx, env); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start starts the set's plugins concurrently and returns when all are
+// ready (or disabled) or when ctx ends; its deadline is the start-up
+// timeout. If any plugin fails, the others are stopped and the error names
+// it.
+func (s *Set) Start(ctx context.Context, env Env) error {
+	if env.Logger == nil {
+		env.Logger = slog.Default()
 	}
 	errs := make([]error, len(s.order))
 	var wg sync.WaitGroup
@@ -156,9 +176,9 @@ func (r *Registry) Start(ctx context.Context, names []string, env Env) (*Set, er
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 		defer cancel()
 		s.Stop(stopCtx)
-		return nil, err
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 func (e Env) withLogger(name string) Env {

@@ -17,6 +17,7 @@ type probe struct {
 	name    string
 	delay   time.Duration
 	barrier *sync.WaitGroup // if set, Start waits until every plugin sharing it has begun
+	gate    chan struct{}   // if set, Start waits until it is closed
 	err     error
 	started atomic.Bool
 	stopped atomic.Bool
@@ -30,6 +31,13 @@ func (p *probe) Start(ctx context.Context, env Env) error {
 		go func() { p.barrier.Wait(); close(met) }()
 		select {
 		case <-met:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if p.gate != nil {
+		select {
+		case <-p.gate:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -75,12 +83,33 @@ func TestRegistry_StartsConcurrentlyAndReports(t *testing.T) {
 	assert.True(t, a.stopped.Load() && b.stopped.Load())
 }
 
+func TestSet_ReportsPluginsStartingBeforeTheyAreReady(t *testing.T) {
+	var r Registry
+	gate := make(chan struct{})
+	r.Register("a", func() Plugin { return &probe{name: "a", gate: gate} })
+	set, err := r.New([]string{"a"})
+	require.NoError(t, err)
+	starting := []Status{{Name: "a", State: StateStarting}}
+	assert.Equal(t, starting, set.Statuses(), "made, not started")
+
+	started := make(chan error, 1)
+	go func() { started <- set.Start(context.Background(), Env{}) }()
+	assert.Equal(t, starting, set.Statuses(), "while Start runs")
+	close(gate)
+	require.NoError(t, <-started)
+	assert.Equal(t, []Status{{Name: "a", State: StateReady}}, set.Statuses())
+	require.NoError(t, set.Stop(context.Background()))
+}
+
 func TestRegistry_UnknownNameStartsNothing(t *testing.T) {
 	var r Registry
 	a := &probe{name: "a"}
 	r.Register("a", func() Plugin { return a })
-	_, err := r.Start(context.Background(), []string{"a", "teleporter"}, Env{})
+	set, err := r.New([]string{"a", "teleporter"})
+	assert.Nil(t, set)
 	var nf *NotFoundError
+	require.ErrorAs(t, err, &nf)
+	_, err = r.Start(context.Background(), []string{"a", "teleporter"}, Env{})
 	require.ErrorAs(t, err, &nf)
 	assert.Equal(t, "Plugin teleporter not found", err.Error())
 	assert.False(t, a.started.Load())

@@ -14,10 +14,11 @@ fi
 base_pkgs=(bash sudo procps file ca-certificates)        # shell sessions, user set-up
 browser_pkgs=(chromium)                                  # browser/
 jupyter_pkgs=(jupyter-server python3-ipykernel)          # plugins/jupyter
+skills_pkgs=(python3-pypdf python3-docx python3-pylatexenc) # agent_skills' parse_pdf/docx/latex
 image_pkgs=(buildah debootstrap)                         # image/ end-to-end build
 bench_pkgs=(wrk hyperfine)                               # make bench load tools
 
-want=("${base_pkgs[@]}" "${browser_pkgs[@]}" "${jupyter_pkgs[@]}" "${image_pkgs[@]}" "${bench_pkgs[@]}")
+want=("${base_pkgs[@]}" "${browser_pkgs[@]}" "${jupyter_pkgs[@]}" "${skills_pkgs[@]}" "${image_pkgs[@]}" "${bench_pkgs[@]}")
 
 missing=()
 for p in "${want[@]}"; do

@@ -22,8 +22,8 @@ type ServerInfo struct {
 	Uptime    float64   `json:"uptime"`
 	IdleTime  float64   `json:"idle_time"`
 	Resources Resources `json:"resources"`
-	// Plugins are the started plugins' states (an addition to upstream's
-	// report; [] when none).
+	// Plugins are the plugins' states, also while they start (an addition
+	// to upstream's report; [] when none).
 	Plugins []plugins.Status `json:"plugins"`
 	// Runtime counts what a leak would grow (an addition to upstream's
 	// report).
@@ -79,6 +79,7 @@ func (s *Server) serverInfo(c *gin.Context) {
 		// Still starting: nothing has run, so idle equals uptime.
 		info.Uptime = sinceSeconds(s.started)
 		info.IdleTime = info.Uptime
+		info.Plugins = s.starting.Load().Statuses()
 	}
 	c.JSON(http.StatusOK, info)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/actionserver/actionserver/executor"
+	"github.com/actionserver/actionserver/plugins"
 )
 
 // Options configure a Server.
@@ -40,6 +41,9 @@ type Server struct {
 	exec    atomic.Pointer[executor.Executor]
 	engine  *gin.Engine
 	started time.Time
+
+	// starting are the plugins /server_info reports until exec is set.
+	starting atomic.Pointer[plugins.Set]
 
 	cpuMu   sync.Mutex
 	cpuLast cpuSample
@@ -74,6 +78,11 @@ func New(opts Options) *Server {
 
 // SetReady hands the server a ready executor: from now on /alive is 200.
 func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
+
+// ShowStarting makes /server_info report the states of plugins that are
+// still starting, so a host waiting for /alive can see what it waits for;
+// once SetReady is called the executor's plugins are reported instead.
+func (s *Server) ShowStarting(set *plugins.Set) { s.starting.Store(set) }
 
 // Handler returns the http.Handler of the API.
 func (s *Server) Handler() http.Handler { return s.engine }

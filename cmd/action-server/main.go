@@ -114,7 +114,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	exec, err := setup(ctx, cfg, log, localURL(ln.Addr()), apiKey)
+	exec, err := setup(ctx, cfg, log, localURL(ln.Addr()), apiKey, srv.ShowStarting)
 	if err != nil {
 		log.Error("start-up failed", "error", err)
 		return 1
@@ -131,8 +131,9 @@ func run(args []string) int {
 	return shutdown(httpSrv, exec, log)
 }
 
-// setup prepares the user and workspace and starts the executor.
-func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, serverURL, apiKey string) (*executor.Executor, error) {
+// setup prepares the user and workspace and starts the executor;
+// showPlugins receives the plugins before they start.
+func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, serverURL, apiKey string, showPlugins func(*plugins.Set)) (*executor.Executor, error) {
 	u, err := setupUser(cfg.Username, cfg.UserID, log)
 	if err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, server
 	set, err := startPlugins(ctx, pluginRegistry(cfg.Host), cfg.Plugins, plugins.Env{
 		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
 		WorkDir: workDir, Environ: env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
-	}, log)
+	}, log, showPlugins)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +19,10 @@ import (
 // defaultPluginTimeout bounds plugin start-up unless INIT_PLUGIN_TIMEOUT
 // says otherwise.
 const defaultPluginTimeout = 120 * time.Second
+
+// maxPluginTimeout is the largest INIT_PLUGIN_TIMEOUT taken; a larger one
+// is a mistake rather than a wish to wait for years (and would overflow).
+const maxPluginTimeout = 30 * 24 * time.Hour
 
 // pluginRegistry lists the plugins this server can start. host is the
 // server's listen address: VS Code listens where the API does, since the
@@ -39,27 +44,51 @@ type (
 	skillsImporter interface{ ImportCell() string }
 )
 
+// pluginTimeout is how long plugins may take to start: INIT_PLUGIN_TIMEOUT
+// in seconds (fractions allowed), given as value, or the default when it
+// is empty.
+func pluginTimeout(value string) (time.Duration, error) {
+	if value == "" {
+		return defaultPluginTimeout, nil
+	}
+	secs, err := strconv.ParseFloat(value, 64)
+	if err != nil || !(secs > 0) || secs > maxPluginTimeout.Seconds() {
+		return 0, fmt.Errorf("INIT_PLUGIN_TIMEOUT=%q is not a positive number of seconds", value)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
 // startPlugins starts the plugins named on the command line under
 // INIT_PLUGIN_TIMEOUT and, when both are loaded, imports the agent skills
-// into the kernel.
-func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger) (*plugins.Set, error) {
+// into the kernel. show receives the plugins before they start, so their
+// states can be reported while the server waits for them.
+func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger, show func(*plugins.Set)) (*plugins.Set, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	timeout := defaultPluginTimeout
-	if v := os.Getenv("INIT_PLUGIN_TIMEOUT"); v != "" {
-		secs, err := strconv.ParseFloat(v, 64)
-		if err != nil || secs <= 0 {
-			return nil, fmt.Errorf("INIT_PLUGIN_TIMEOUT=%q is not a positive number of seconds", v)
-		}
-		timeout = time.Duration(secs * float64(time.Second))
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	start := time.Now()
-	set, err := reg.Start(ctx, names, env)
+	timeout, err := pluginTimeout(os.Getenv("INIT_PLUGIN_TIMEOUT"))
 	if err != nil {
 		return nil, err
+	}
+	set, err := reg.New(names)
+	if err != nil {
+		return nil, err
+	}
+	show(set)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The deadline is the operator's setting: say so, rather than leave a
+	// bare "context deadline exceeded" from somewhere inside a plugin.
+	timedOut := func(err error) error {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+			return fmt.Errorf("plugins not ready within INIT_PLUGIN_TIMEOUT (%v): %w", timeout, err)
+		}
+		return err
+	}
+	start := time.Now()
+	if err := set.Start(ctx, env); err != nil {
+		return nil, timedOut(err)
 	}
 	jp, okJ := set.Get(jupyter.Name)
 	sk, okS := set.Get(agentskills.Name)
@@ -69,7 +98,7 @@ func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, en
 		if ok1 && ok2 {
 			if err := adder.AddInitCell(ctx, imp.ImportCell()); err != nil {
 				set.Stop(context.WithoutCancel(ctx))
-				return nil, fmt.Errorf("load agent skills into the kernel: %w", err)
+				return nil, timedOut(fmt.Errorf("load agent skills into the kernel: %w", err))
 			}
 		}
 	}

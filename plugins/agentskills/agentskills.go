@@ -1,8 +1,9 @@
 // Package agentskills is the "agent_skills" plugin: Python helpers for the
 // IPython kernel (open_file, goto_line, scroll_down, scroll_up, search_dir,
-// search_file, find_file, file_editor). The module is embedded in the
-// binary and written to a directory of the sandbox user's at start; the
-// server runs ImportCell in every kernel when jupyter is loaded too.
+// search_file, find_file, parse_pdf, parse_docx, parse_latex, parse_pptx,
+// file_editor). The module is embedded in the binary and written to a
+// directory of the sandbox user's at start; the server runs ImportCell in
+// every kernel when jupyter is loaded too.
 package agentskills
 
 import (

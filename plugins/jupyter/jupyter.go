@@ -33,6 +33,33 @@ const ServerBinEnv = "JUPYTER_SERVER_BIN"
 // died, so the agent knows its earlier state is gone.
 const restartedNote = "[The IPython kernel had died and was restarted: variables, imports and other state from earlier cells are gone.]"
 
+// Supervision timings.
+const (
+	stopGrace   = 3 * time.Second  // SIGTERM to SIGKILL when the server is ended
+	restartWait = 60 * time.Second // a restarted server must answer within this
+	// waitDelay bounds how long a dead server's output may stay open: its
+	// kernels run in sessions of their own and can outlive it briefly, and
+	// its death must be noticed without waiting for them.
+	waitDelay = time.Second
+)
+
+// newBackoff is the restart policy: a server that dies as soon as it is up
+// is restarted ever more slowly; one that stayed up a minute was healthy.
+func newBackoff() plugins.Backoff {
+	return plugins.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second, StableAfter: time.Minute}
+}
+
+// errStopped is returned to a start or restart that Stop overtook.
+var errStopped = errors.New("jupyter plugin stopped")
+
+// serverRun is one run of the Jupyter Server; its pid is also its process
+// group.
+type serverRun struct {
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{} // closed once Wait returned
+}
+
 // Plugin runs cells in a Jupyter kernel. Create it with New; Start it
 // before use. Cells run one at a time.
 type Plugin struct {
@@ -41,13 +68,13 @@ type Plugin struct {
 	mu        sync.Mutex
 	env       plugins.Env
 	status    plugins.Status
-	cmd       *exec.Cmd
-	exited    chan struct{}
-	base      string // http://127.0.0.1:port
+	srv       *serverRun // the current run; nil once it has been ended
+	base      string     // http://127.0.0.1:port
 	token     string
-	runtime   string // the server's private runtime directory
-	stopping  bool
-	superDone chan struct{}
+	runtime   string        // the server's private runtime directory
+	stopping  bool          // set by Stop; no server is launched after it
+	quit      chan struct{} // closed by Stop
+	superDone chan struct{} // closed when supervision ends; nil until it starts
 
 	cell        sync.Mutex // held while a cell runs; guards what follows
 	kernel      *kernel
@@ -58,7 +85,8 @@ type Plugin struct {
 
 // New returns the plugin, not started.
 func New() plugins.Plugin {
-	return &Plugin{hc: newHTTPClient(), status: plugins.Status{Name: Name, State: plugins.StateStarting}}
+	return &Plugin{hc: newHTTPClient(), status: plugins.Status{Name: Name, State: plugins.StateStarting},
+		quit: make(chan struct{})}
 }
 
 // Name implements plugins.Plugin.
@@ -111,41 +139,63 @@ func (p *Plugin) Start(ctx context.Context, env plugins.Env) error {
 	p.mu.Lock()
 	p.env = env
 	p.mu.Unlock()
-	if err := p.launch(ctx); err != nil {
+	ctx, cancel := p.untilStop(ctx)
+	defer cancel()
+	r, err := p.launch(ctx)
+	if err != nil {
 		p.setState(plugins.StateFailed, err, 0)
 		return err
 	}
 	p.cell.Lock()
-	_, err := p.ensureKernel(ctx, env.WorkDir)
+	_, err = p.ensureKernel(ctx, env.WorkDir)
 	p.cell.Unlock()
 	if err != nil {
-		p.stopServer()
+		p.endServer(context.WithoutCancel(ctx), r)
+		p.cleanupRuntime()
 		p.setState(plugins.StateFailed, err, 0)
 		return err
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopping {
+		return errStopped // r was current when Stop began, so Stop ends it
+	}
 	p.superDone = make(chan struct{})
-	go p.supervise(p.superDone)
+	go p.supervise(r, p.superDone)
 	p.status.State = plugins.StateReady
-	p.mu.Unlock()
 	return nil
 }
 
-// launch starts a Jupyter Server and waits until it answers.
-func (p *Plugin) launch(ctx context.Context) error {
+// untilStop returns ctx that also ends, with errStopped as its cause, when
+// Stop begins, so that a start or restart under way gives up at once.
+func (p *Plugin) untilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-p.quit:
+			cancel(errStopped)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// launch starts a Jupyter Server and waits until it answers. It launches
+// nothing once Stop has begun.
+func (p *Plugin) launch(ctx context.Context) (*serverRun, error) {
 	env := p.env
 	bin, err := serverBinary(env.Environ)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	token := newID()
 	runtime, err := os.MkdirTemp("", "jupyter-runtime-")
 	if err != nil {
-		return fmt.Errorf("jupyter runtime directory: %w", err)
+		return nil, fmt.Errorf("jupyter runtime directory: %w", err)
 	}
 	if env.Credential != nil {
 		os.Chown(runtime, int(env.Credential.Uid), int(env.Credential.Gid))
@@ -161,18 +211,33 @@ func (p *Plugin) launch(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: env.Credential}
 	logw := plugins.LineLogger(env.Logger, "jupyter server", serverLogLevel)
 	cmd.Stdout, cmd.Stderr = logw, logw
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(runtime)
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	cmd.WaitDelay = waitDelay
+
+	// Started under the lock, so that Stop, which sets stopping under it,
+	// either prevents the launch or finds the run in p.srv and ends it.
 	p.mu.Lock()
-	p.cmd, p.exited, p.base, p.token, p.runtime = cmd, exited, base, token, runtime
+	if p.stopping {
+		p.mu.Unlock()
+		os.RemoveAll(runtime)
+		return nil, errStopped
+	}
+	if err := cmd.Start(); err != nil {
+		p.mu.Unlock()
+		os.RemoveAll(runtime)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	r := &serverRun{cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(r.exited) }()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	p.srv, p.base, p.token, p.runtime = r, base, token, runtime
 	p.status.Port = port
 	p.mu.Unlock()
 
+	fail := func(err error) (*serverRun, error) {
+		p.endServer(context.WithoutCancel(ctx), r)
+		p.cleanupRuntime()
+		return nil, err
+	}
 	probe := &kernel{base: base, token: token, hc: p.hc}
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -180,15 +245,13 @@ func (p *Plugin) launch(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			env.Logger.Info("jupyter server ready", "port", port, "pid", cmd.Process.Pid)
-			return nil
+			return r, nil
 		}
 		select {
-		case <-exited:
-			p.stopServer()
-			return fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState)
+		case <-r.exited:
+			return fail(fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState))
 		case <-ctx.Done():
-			p.stopServer()
-			return fmt.Errorf("jupyter server not ready: %w (last error: %v)", ctx.Err(), err)
+			return fail(fmt.Errorf("jupyter server not ready: %w (last error: %v)", context.Cause(ctx), err))
 		case <-time.After(delay):
 		}
 	}
@@ -219,50 +282,70 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// supervise restarts the Jupyter Server when it exits on its own, with
-// backoff, until Stop.
-func (p *Plugin) supervise(done chan struct{}) {
+// supervise restarts the Jupyter Server, with backoff, each time it exits
+// on its own, until Stop. r is the run that is up.
+func (p *Plugin) supervise(r *serverRun, done chan struct{}) {
 	defer close(done)
-	delay := 500 * time.Millisecond
+	backoff := newBackoff()
 	for {
-		p.mu.Lock()
-		exited, stopping := p.exited, p.stopping
-		p.mu.Unlock()
-		if stopping {
+		select {
+		case <-p.quit:
 			return
+		case <-r.exited:
 		}
-		<-exited
-		p.mu.Lock()
-		if p.stopping {
-			p.mu.Unlock()
-			return
-		}
-		state := p.cmd.ProcessState.String()
-		p.mu.Unlock()
-		p.env.Logger.Warn("jupyter server exited; restarting", "state", state, "after", delay)
-		p.setState(plugins.StateRestarting, fmt.Errorf("jupyter server exited (%s)", state), 0)
+		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) // helpers it left behind
+		p.forget(r)
 		p.cleanupRuntime()
-		time.Sleep(delay)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		err := p.launch(ctx)
-		cancel()
-		if err != nil {
-			p.setState(plugins.StateRestarting, err, 0)
-			delay = min(2*delay, 30*time.Second)
-			p.mu.Lock()
-			if p.exited == nil || p.stopping {
-				p.mu.Unlock()
+		reason := fmt.Errorf("jupyter server exited (%s)", r.cmd.ProcessState)
+		delay := backoff.Next(time.Since(r.started))
+		p.env.Logger.Warn("jupyter server exited; restarting", "state", r.cmd.ProcessState.String(), "after", delay)
+		p.setState(plugins.StateRestarting, reason, 0)
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-time.After(delay):
+			}
+			next, err := p.relaunch()
+			if errors.Is(err, errStopped) {
 				return
 			}
-			p.mu.Unlock()
-			continue
+			if err == nil {
+				r = next
+				break
+			}
+			p.env.Logger.Warn("jupyter server restart failed", "error", err)
+			p.setState(plugins.StateRestarting, fmt.Errorf("%v; restart failed: %w", reason, err), 0)
+			delay = backoff.Next(0)
 		}
-		delay = 500 * time.Millisecond
 		p.mu.Lock()
-		port := p.status.Port
+		if !p.stopping {
+			p.status.State, p.status.Error = plugins.StateReady, ""
+		}
 		p.mu.Unlock()
-		p.setState(plugins.StateReady, nil, port)
 	}
+}
+
+// relaunch launches a new server in place of one that died.
+func (p *Plugin) relaunch() (*serverRun, error) {
+	ctx, cancel := p.untilStop(context.Background())
+	defer cancel()
+	ctx, cancelWait := context.WithTimeout(ctx, restartWait)
+	defer cancelWait()
+	r, err := p.launch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	stopping := p.stopping
+	p.mu.Unlock()
+	if stopping {
+		// Stop ends it too, having found it in p.srv; ending it here as
+		// well keeps a stop that raced the launch from depending on that.
+		p.endServer(context.Background(), r)
+		return nil, errStopped
+	}
+	return r, nil
 }
 
 // Interpreter returns the kernel's Python executable.
@@ -307,14 +390,18 @@ func (p *Plugin) ensureKernel(ctx context.Context, cwd string) (restarted bool, 
 		return false, nil
 	}
 	p.mu.Lock()
-	base, token, exited := p.base, p.token, p.exited
+	base, token, srv, stopping := p.base, p.token, p.srv, p.stopping
 	p.mu.Unlock()
-	if exited == nil {
-		return false, errors.New("jupyter server is not running")
+	if stopping {
+		return false, errStopped
+	}
+	restarting := errors.New("jupyter server is restarting; try again shortly")
+	if srv == nil {
+		return false, restarting
 	}
 	select {
-	case <-exited:
-		return false, errors.New("jupyter server is restarting; try again shortly")
+	case <-srv.exited:
+		return false, restarting
 	default:
 	}
 	hadKernel := p.kernel != nil
@@ -388,34 +475,63 @@ func (p *Plugin) RunCell(ctx context.Context, c Cell) (Result, error) {
 	return content(c, outs, timedOut, note, p.interpreter), nil
 }
 
-// Stop ends the kernel and the Jupyter Server.
+// Stop ends the kernel and the Jupyter Server, also when the server is
+// being restarted, and waits for them and for supervision until ctx ends.
+// The server's process group has been sent SIGKILL by the time Stop
+// returns, whether or not it exited in time.
 func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
-	p.stopping = true
+	if !p.stopping {
+		p.stopping = true
+		close(p.quit)
+	}
 	done := p.superDone
 	p.mu.Unlock()
 	if p.cell.TryLock() {
 		if p.kernel != nil {
-			p.kernel.shutdown(ctx)
+			kctx, cancel := context.WithTimeout(ctx, stopGrace)
+			p.kernel.shutdown(kctx)
+			cancel()
 			p.kernel = nil
 		}
 		p.cell.Unlock()
 	}
-	p.stopServer()
+	p.mu.Lock()
+	srv := p.srv
+	p.mu.Unlock()
+	err := p.endServer(ctx, srv)
 	if done != nil {
-		<-done
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = errors.Join(err, fmt.Errorf("jupyter supervision did not end: %w", ctx.Err()))
+		}
 	}
 	p.cleanupRuntime()
+	return err
+}
+
+// endServer ends r's process group (the server ends its kernels on
+// SIGTERM) and waits for it until ctx ends.
+func (p *Plugin) endServer(ctx context.Context, r *serverRun) error {
+	if r == nil {
+		return nil
+	}
+	if err := plugins.EndGroup(ctx, r.cmd, r.exited, stopGrace); err != nil {
+		return fmt.Errorf("end jupyter server: %w", err)
+	}
+	p.forget(r)
 	return nil
 }
 
-// stopServer ends the server's process group (its kernels included) and
-// waits for it.
-func (p *Plugin) stopServer() {
+// forget drops r, which has exited, so that its process group id, which
+// the system may give to another process, is never signalled again.
+func (p *Plugin) forget(r *serverRun) {
 	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.mu.Unlock()
-	plugins.EndGroup(cmd, exited, 3*time.Second)
+	defer p.mu.Unlock()
+	if p.srv == r {
+		p.srv = nil
+	}
 }
 
 func (p *Plugin) cleanupRuntime() {

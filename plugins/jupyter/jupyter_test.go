@@ -41,6 +41,16 @@ func startPlugin(t *testing.T, env plugins.Env) *Plugin {
 	return p
 }
 
+// serverPID is the pid of the running Jupyter Server, 0 when there is none.
+func serverPID(p *Plugin) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.srv == nil {
+		return 0
+	}
+	return p.srv.cmd.Process.Pid
+}
+
 func run(t *testing.T, p *Plugin, code string, mod ...func(*Cell)) Result {
 	t.Helper()
 	c := Cell{Code: code}
@@ -133,14 +143,12 @@ func TestRunCell_KernelDeathIsReportedAndRecovered(t *testing.T) {
 
 func TestPlugin_ServerRestartedAfterItDies(t *testing.T) {
 	p := startPlugin(t, plugins.Env{})
-	p.mu.Lock()
-	pid := p.cmd.Process.Pid
-	p.mu.Unlock()
+	pid := serverPID(p)
+	require.NotZero(t, pid)
 	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
 	require.Eventually(t, func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.status.State == plugins.StateReady && p.cmd.Process.Pid != pid
+		q := serverPID(p)
+		return p.Status().State == plugins.StateReady && q != 0 && q != pid
 	}, 60*time.Second, 50*time.Millisecond, "the supervisor brings the server back")
 	r := run(t, p, "print('alive')")
 	assert.Equal(t, restartedNote+"\nalive", r.Content)
@@ -150,9 +158,8 @@ func TestPlugin_StopLeavesNoProcess(t *testing.T) {
 	p := startPlugin(t, plugins.Env{})
 	kernelPID, err := strconv.Atoi(run(t, p, "import os; print(os.getpid())").Content)
 	require.NoError(t, err)
-	p.mu.Lock()
-	pid := p.cmd.Process.Pid
-	p.mu.Unlock()
+	pid := serverPID(p)
+	require.NotZero(t, pid)
 	require.NoError(t, p.Stop(context.Background()))
 	for _, q := range []int{pid, kernelPID} {
 		err := syscall.Kill(q, 0)

@@ -217,7 +217,7 @@ func (p *Plugin) launch(s spec) (*proc, error) {
 // own, until Stop.
 func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 	defer close(done)
-	delay := minBackoff
+	backoff := plugins.Backoff{Min: minBackoff, Max: maxBackoff, StableAfter: stableAfter}
 	for {
 		select {
 		case <-p.quit:
@@ -230,9 +230,7 @@ func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 			p.cur = nil // Stop must not signal a group id that may be reused
 		}
 		p.mu.Unlock()
-		if time.Since(pr.started) >= stableAfter {
-			delay = minBackoff
-		}
+		delay := backoff.Next(time.Since(pr.started))
 		reason := "VS Code server " + pr.why() + "; restarting"
 		p.log.Warn("VS Code server died", "pid", pr.pgid, "error", pr.why())
 		p.setState(plugins.StateRestarting, reason)
@@ -242,7 +240,6 @@ func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 				return
 			case <-time.After(delay):
 			}
-			delay = min(delay*2, maxBackoff)
 			next, err := p.launch(s)
 			if errors.Is(err, errStopped) {
 				return
@@ -264,6 +261,7 @@ func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 			}
 			p.log.Warn("VS Code restart failed", "error", err)
 			p.setState(plugins.StateRestarting, fmt.Sprintf("%s; restart failed: %v", reason, err))
+			delay = backoff.Next(0)
 		}
 	}
 }

@@ -2,13 +2,16 @@
 
 open_file, goto_line, scroll_down and scroll_up page through a file in a
 window of numbered lines; search_dir, search_file and find_file look for
-text and names; file_editor is the str_replace editor of the `edit` action,
-run by the action server's own binary as the kernel's user, so file
-permissions apply as they do to any code in the kernel.
+text and names; parse_pdf, parse_docx, parse_latex and parse_pptx print the
+text of documents, with whichever library for the format the kernel can
+import; file_editor is the str_replace editor of the `edit` action, run by
+the action server's own binary as the kernel's user, so file permissions
+apply as they do to any code in the kernel.
 
 The printed texts are the ones agents know from OpenHands.
 """
 
+import importlib
 import json
 import os
 import subprocess
@@ -228,6 +231,95 @@ def find_file(file_name: str, dir_path: str = './') -> None:
     print(f'[End of matches for "{file_name}" in {dir_path}]')
 
 
+def _library(helper, choices):
+    """Returns the first module of choices, (module, package) pairs, that
+    imports. When none does, it says which package helper needs and how to
+    get it, and returns None: the kernel may well lack it, and a missing
+    package is something the agent can fix.
+    """
+    for module, _ in choices:
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            pass
+    packages = ' or '.join(package for _, package in choices)
+    _error(f'{helper} needs the Python package {packages}, which this kernel cannot import. '
+           f'Install it (for example with `%pip install {choices[0][1]}` in a cell) and call {helper} again.')
+    return None
+
+
+def _readable(path):
+    if not os.path.isfile(path):
+        _error(f'File {path} not found.')
+        return False
+    return True
+
+
+def parse_pdf(file_path: str) -> None:
+    """Parses the content of a PDF file and prints it.
+
+    Args:
+        file_path: str: The path to the file to open.
+    """
+    pdf = _library('parse_pdf', [('pypdf', 'pypdf'), ('PyPDF2', 'PyPDF2')])
+    if pdf is None or not _readable(file_path):
+        return
+    print(f'[Reading PDF file from {file_path}]')
+    pages = pdf.PdfReader(file_path).pages
+    text = ''.join(f'@@ Page {n} @@\n{page.extract_text()}\n\n' for n, page in enumerate(pages, 1))
+    print(text.strip())
+
+
+def parse_docx(file_path: str) -> None:
+    """Parses the content of a DOCX file and prints it.
+
+    Args:
+        file_path: str: The path to the file to open.
+    """
+    docx = _library('parse_docx', [('docx', 'python-docx')])
+    if docx is None or not _readable(file_path):
+        return
+    print(f'[Reading DOCX file from {file_path}]')
+    # Each paragraph is labelled a page, as agents know it from OpenHands.
+    paragraphs = docx.Document(file_path).paragraphs
+    print(''.join(f'@@ Page {n} @@\n{para.text}\n\n' for n, para in enumerate(paragraphs, 1)).strip())
+
+
+def parse_latex(file_path: str) -> None:
+    """Parses the content of a LaTex file and prints it.
+
+    Args:
+        file_path: str: The path to the file to open.
+    """
+    latex2text = _library('parse_latex', [('pylatexenc.latex2text', 'pylatexenc')])
+    if latex2text is None or not _readable(file_path):
+        return
+    print(f'[Reading LaTex file from {file_path}]')
+    with open(file_path) as f:
+        data = f.read()
+    print(latex2text.LatexNodes2Text().latex_to_text(data).strip())
+
+
+def parse_pptx(file_path: str) -> None:
+    """Parses the content of a pptx file and prints it.
+
+    Args:
+        file_path: str: The path to the file to open.
+    """
+    pptx = _library('parse_pptx', [('pptx', 'python-pptx')])
+    if pptx is None or not _readable(file_path):
+        return
+    print(f'[Reading PowerPoint file from {file_path}]')
+    try:
+        lines = []
+        for n, slide in enumerate(pptx.Presentation(str(file_path)).slides, 1):
+            lines.append(f'@@ Slide {n} @@')
+            lines.extend(shape.text for shape in slide.shapes if hasattr(shape, 'text'))
+        print('\n'.join(lines))
+    except Exception as e:
+        print(f'Error reading PowerPoint file: {e}')
+
+
 _EXCEPTIONS = {'PermissionError': PermissionError, 'FileNotFoundError': FileNotFoundError}
 
 
@@ -273,5 +365,9 @@ __all__ = [
     'search_dir',
     'search_file',
     'find_file',
+    'parse_pdf',
+    'parse_docx',
+    'parse_latex',
+    'parse_pptx',
     'file_editor',
 ]
