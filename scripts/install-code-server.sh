@@ -47,8 +47,15 @@ vscode_install() {
 	set -- npm_config_unsafe_perm=true npm_config_yes=true npm_config_fund=false npm_config_audit=false \
 		npm_config_update_notifier=false
 	# code-server's install script insists on Node.js 20; tell it which
-	# major version it gets when the machine has another one.
+	# major version it gets when the machine has a newer one. An older one
+	# installs but cannot run the server (it lacks the global crypto):
+	# Debian 12's and Ubuntu 24.04's own nodejs are 18.
 	major=$(node -p 'process.versions.node.split(".")[0]')
+	if [ "$major" -lt 20 ]; then
+		echo "install-code-server: code-server $vscode_version needs Node.js 20 or later, found $(node --version);" \
+			"use a base image that has it (node:20, nikolaik/python-nodejs, ...)" >&2
+		return 1
+	fi
 	if [ "$major" != 20 ]; then
 		echo "install-code-server: code-server $vscode_version expects Node.js 20, found $major; trying anyway" >&2
 		set -- "$@" FORCE_NODE_VERSION="$major"
