@@ -140,6 +140,7 @@ func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
 		return resp.StatusCode
 	}
 	sawStarting := false
+	lastUptime := 0.0
 	for {
 		require.NoError(t, ctx.Err(), "the server never became ready")
 		info, err := s.Client.ServerInfo(ctx)
@@ -147,6 +148,10 @@ func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
+		// Uptime counts from the server's start, before and after the
+		// plugins are up: it never goes back.
+		require.GreaterOrEqual(t, info.Uptime, lastUptime, "uptime went back")
+		lastUptime = info.Uptime
 		if code := alive(); code != http.StatusOK {
 			// Taken before /alive answered 503: the plugin is listed and
 			// starting, or already ready while the rest of start-up runs.
@@ -160,6 +165,9 @@ func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
 		break
 	}
 	assert.True(t, sawStarting, "jupyter was never reported as starting")
+	info, err := s.Client.ServerInfo(ctx)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, info.Uptime, lastUptime, "uptime went back once ready")
 	st := jupyterPlugin(t, s)
 	assert.Equal(t, "ready", st.State)
 	assert.NotZero(t, st.Port)

@@ -51,6 +51,10 @@ type Options struct {
 	Plugins *plugins.Set
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// Started is when the server started, from which uptime and, until the
+	// first action, idle time count; zero means now. The executor itself
+	// starts later, after the user set-up and the plugins.
+	Started time.Time
 }
 
 // Executor runs actions. Create it with New; it is safe for concurrent use.
@@ -80,7 +84,10 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Executor{opts: opts, log: opts.Logger, started: time.Now(),
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	e := &Executor{opts: opts, log: opts.Logger, started: opts.Started,
 		sessions: map[string]*shell.Session{}, starting: map[string]bool{}}
 	e.lastRun.Store(e.started.UnixNano())
 	s, err := shell.Start(ctx, e.shellOptions(opts.WorkDir))
@@ -117,7 +124,7 @@ func (e *Executor) shellOptions(dir string) shell.Options {
 	return o
 }
 
-// Uptime returns how long the executor has existed.
+// Uptime returns how long the server has been up (see Options.Started).
 func (e *Executor) Uptime() time.Duration { return time.Since(e.started) }
 
 // IdleTime returns the time since the last Execute started.

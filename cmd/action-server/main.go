@@ -114,7 +114,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	exec, err := setup(ctx, cfg, log, localURL(ln.Addr()), apiKey, srv.ShowStarting)
+	exec, err := setup(ctx, cfg, start, log, localURL(ln.Addr()), apiKey, srv.ShowStarting)
 	if err != nil {
 		log.Error("start-up failed", "error", err)
 		return 1
@@ -133,7 +133,7 @@ func run(args []string) int {
 
 // setup prepares the user and workspace and starts the executor;
 // showPlugins receives the plugins before they start.
-func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, serverURL, apiKey string, showPlugins func(*plugins.Set)) (*executor.Executor, error) {
+func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *slog.Logger, serverURL, apiKey string, showPlugins func(*plugins.Set)) (*executor.Executor, error) {
 	u, err := setupUser(cfg.Username, cfg.UserID, log)
 	if err != nil {
 		return nil, err
@@ -181,6 +181,7 @@ func setup(ctx context.Context, cfg serverflags.Config, log *slog.Logger, server
 		owner = &files.Owner{UID: u.UID, GID: u.UID}
 	}
 	exec, err := executor.New(ctx, executor.Options{
+		Started:       started,
 		WorkDir:       workDir,
 		Username:      u.Name,
 		Credential:    u.Credential,
