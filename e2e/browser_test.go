@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +19,45 @@ import (
 	"github.com/actionserver/actionserver/event"
 )
 
-func browserServer(t *testing.T) *server {
+// browserServer starts a server with the browser enabled, adding extra to
+// its command line.
+func browserServer(t *testing.T, extra ...string) *server {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if _, err := os.Stat("/usr/lib/chromium/chromium"); err != nil {
 			t.Fatal("Chromium is not installed; run scripts/deps.sh")
 		}
 	}
 	ws := t.TempDir()
-	return startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws}})
+	return startServer(t, startOpts{workDir: ws, args: append([]string{"--working-dir", ws}, extra...)})
+}
+
+func TestBrowser_EagerFlagStartsChromiumWithoutAnAction(t *testing.T) {
+	s := browserServer(t, "--browser-eager")
+	assert.Eventually(t, func() bool { return hasChromiumChild(t, s.cmd.Process.Pid) }, 30*time.Second, 100*time.Millisecond,
+		"no browser process under the server, though no browser action was sent")
+}
+
+// hasChromiumChild reports whether a direct child of pid runs Chromium.
+func hasChromiumChild(t *testing.T, pid int) bool {
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // not a process, or gone
+		}
+		// The command name in parentheses may hold spaces; the parent id
+		// is the second field after it.
+		rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(rest) < 2 || rest[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(cmdline), "chromium") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestBrowse_PageServedFromTheSandbox(t *testing.T) {
