@@ -43,7 +43,7 @@ var testPages = map[string]string{
 <script>document.getElementById('test-button').onclick = function() { document.getElementById('result').innerHTML = 'Button clicked!'; };</script>
 </body></html>`,
 	"/submitted.html": `<!DOCTYPE html><html><head><title>Submitted</title></head><body><h1>Form submitted</h1><p id="q"></p><script>document.getElementById('q').textContent = 'query ' + location.search;</script></body></html>`,
-	"/download.html":  `<!DOCTYPE html><html><body><h1>Download Test Page</h1><a href="/doc.pdf" download="doc.pdf">Download Test File</a></body></html>`,
+	"/download.html":  `<!DOCTYPE html><html><body><h1>Download Test Page</h1><a href="/doc.pdf" download="doc.pdf">Download Test File</a><a href="/data.bin">Attachment</a></body></html>`,
 	"/iframe.html":    `<!DOCTYPE html><html><body><h1>Outer</h1><iframe src="/inner.html"></iframe></body></html>`,
 	"/widgets.html": `<!DOCTYPE html><html><head><title>Widgets</title></head><body>
 <h1>Widgets</h1>
@@ -63,6 +63,9 @@ var testPages = map[string]string{
 }
 
 const testPDF = "%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
+
+// testAttachment is content whose bytes give no type away.
+const testAttachment = "\x00\x01raw bytes\xff\xfe"
 
 // serve starts a loopback HTTP server with the test pages.
 func serve(t *testing.T) string {
@@ -84,6 +87,12 @@ func serveTB(t testing.TB) string {
 	mux.HandleFunc("/doc.pdf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/pdf")
 		io.WriteString(w, testPDF)
+	})
+	// A plain link to it navigates; the answer turns that into a download.
+	mux.HandleFunc("/data.bin", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="data.bin"`)
+		io.WriteString(w, testAttachment)
 	})
 	// A page that takes a while to answer, after a link to it was clicked.
 	mux.HandleFunc("/late.html", func(w http.ResponseWriter, r *http.Request) {

@@ -227,6 +227,18 @@ func TestInteract_DownloadIsCopiedToWorkDir(t *testing.T) {
 	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
 	require.NotNil(t, obs.Download, "content: %s", obs.Content)
 	assert.Equal(t, filepath.Join(dir, "file_2.pdf"), obs.Download.Path)
+
+	// A plain link whose answer is an attachment starts a navigation that
+	// turns into a download; the name's extension is used when the bytes
+	// say nothing.
+	obs = gotoPage(t, b, base+"/download.html")
+	link = bidOf(t, obs.Content, "link 'Attachment'")
+	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
+	require.NotNil(t, obs.Download, "content: %s", obs.Content)
+	assert.Equal(t, filepath.Join(dir, "file_3.bin"), obs.Download.Path)
+	data, err = os.ReadFile(obs.Download.Path)
+	require.NoError(t, err)
+	assert.Equal(t, testAttachment, string(data))
 }
 
 func TestInteract_ActionErrorsDoNotFailTheStep(t *testing.T) {
