@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,6 +240,23 @@ func TestInteract_DownloadIsCopiedToWorkDir(t *testing.T) {
 	data, err = os.ReadFile(obs.Download.Path)
 	require.NoError(t, err)
 	assert.Equal(t, testAttachment, string(data))
+}
+
+func TestInteract_DownloadCopyGoesToTheFileOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving files away needs root")
+	}
+	base := serve(t)
+	dir := t.TempDir()
+	b := New(Options{WorkDir: dir, FileOwner: &FileOwner{UID: 1234, GID: 2345}, Logger: quietLogger()})
+	t.Cleanup(func() { b.Close() })
+
+	obs := interact(t, b, fmt.Sprintf("goto(%q)", base+"/doc.pdf"), false)
+	require.NotNil(t, obs.Download, "content: %s", obs.Content)
+	fi, err := os.Lstat(obs.Download.Path)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, []uint32{1234, 2345}, []uint32{st.Uid, st.Gid})
 }
 
 func TestInteract_ActionErrorsDoNotFailTheStep(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,9 +132,16 @@ func TestBrowseInteractive_ClickChangesPage(t *testing.T) {
 
 // TestBrowseInteractive_DownloadObservation checks the download observation
 // on the wire (contract §11.5): a step that downloads answers with
-// observation "download" instead of the page.
+// observation "download" instead of the page, and the copy in the
+// workspace belongs to the sandbox user like any file made for the agent.
 func TestBrowseInteractive_DownloadObservation(t *testing.T) {
-	s := browserServer(t)
+	var s *server
+	asUser := os.Getuid() == 0
+	if asUser {
+		s, _ = startAsSandboxUser(t, "--enable-browser")
+	} else {
+		s = browserServer(t)
+	}
 	const pdf = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 	const data = "\x00\x01raw bytes\xff\xfe"
 	mux := http.NewServeMux()
@@ -177,6 +185,12 @@ func TestBrowseInteractive_DownloadObservation(t *testing.T) {
 		got, err := os.ReadFile(path)
 		require.NoError(t, err)
 		assert.Equal(t, want, string(got))
+		if !asUser {
+			return
+		}
+		fi, err := os.Lstat(path)
+		require.NoError(t, err)
+		assert.Equal(t, uint32(testUID), fi.Sys().(*syscall.Stat_t).Uid, "%s belongs to the sandbox user", path)
 	}
 
 	// Going to a PDF downloads it: Chromium runs without a PDF viewer.
