@@ -222,26 +222,37 @@ func TestBrowse_ReturnsPageAsMarkdownWithLinks(t *testing.T) {
 func TestBrowse_UnreachableHostGivesFailureObservation(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	url := "http://" + ln.Addr().String() + "/"
+	refused := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing listens there any more: connection refused
 	b, _ := newTestBrowser(t)
 
-	obs, err := b.Browse(stepCtx(t, 30*time.Second), url, false)
-	require.NoError(t, err)
+	tests := []struct {
+		name, url, wantErr string
+	}{
+		{"connection refused", refused, "net::ERR_CONNECTION_REFUSED"},
+		// .invalid never resolves (RFC 2606).
+		{"unresolvable host", "http://nonexistent.invalid/", "net::ERR_NAME_NOT_RESOLVED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs, err := b.Browse(stepCtx(t, 30*time.Second), tt.url, false)
+			require.NoError(t, err)
 
-	assert.True(t, obs.Error)
-	assert.Equal(t, url, obs.URL)
-	assert.Empty(t, obs.Screenshot)
-	assert.Contains(t, obs.LastBrowserActionError, "net::ERR_CONNECTION_REFUSED")
-	want := "[Current URL: " + url + "]\n" +
-		"================ BEGIN error message ===============\n" +
-		"The following error occurred when trying to visit the URL:\n" +
-		obs.LastBrowserActionError + "\n" +
-		"================ END error message ===============\n" +
-		"============== BEGIN webpage content ==============\n" +
-		obs.LastBrowserActionError + "\n" +
-		"============== END webpage content ==============\n"
-	assert.Equal(t, want, obs.Content)
+			assert.True(t, obs.Error)
+			assert.Equal(t, tt.url, obs.URL)
+			assert.Empty(t, obs.Screenshot)
+			assert.Contains(t, obs.LastBrowserActionError, tt.wantErr)
+			want := "[Current URL: " + tt.url + "]\n" +
+				"================ BEGIN error message ===============\n" +
+				"The following error occurred when trying to visit the URL:\n" +
+				obs.LastBrowserActionError + "\n" +
+				"================ END error message ===============\n" +
+				"============== BEGIN webpage content ==============\n" +
+				obs.LastBrowserActionError + "\n" +
+				"============== END webpage content ==============\n"
+			assert.Equal(t, want, obs.Content)
+		})
+	}
 }
 
 func TestBrowse_PageThatNeverLoadsIsBoundedByDeadline(t *testing.T) {
