@@ -50,11 +50,20 @@ type Options struct {
 	// Eager starts Chromium in the background from New instead of on the
 	// first action.
 	Eager bool
+	// FileOwner, when set, is given the file_N copies of downloads: they
+	// are the agent's to work on, like the files its actions create. Nil:
+	// they stay the server's.
+	FileOwner *FileOwner
 	// Disabled makes every action fail with ErrUnavailable
 	// (--no-enable-browser).
 	Disabled bool
 	// Logger receives lifecycle logs. Nil: slog.Default().
 	Logger *slog.Logger
+}
+
+// FileOwner is a user and group ids, as chown(2) takes them.
+type FileOwner struct {
+	UID, GID int
 }
 
 // Browser is one headless Chromium shared by all browser actions of a

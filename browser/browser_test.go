@@ -43,7 +43,7 @@ var testPages = map[string]string{
 <script>document.getElementById('test-button').onclick = function() { document.getElementById('result').innerHTML = 'Button clicked!'; };</script>
 </body></html>`,
 	"/submitted.html": `<!DOCTYPE html><html><head><title>Submitted</title></head><body><h1>Form submitted</h1><p id="q"></p><script>document.getElementById('q').textContent = 'query ' + location.search;</script></body></html>`,
-	"/download.html":  `<!DOCTYPE html><html><body><h1>Download Test Page</h1><a href="/doc.pdf" download="doc.pdf">Download Test File</a></body></html>`,
+	"/download.html":  `<!DOCTYPE html><html><body><h1>Download Test Page</h1><a href="/doc.pdf" download="doc.pdf">Download Test File</a><a href="/data.bin">Attachment</a></body></html>`,
 	"/iframe.html":    `<!DOCTYPE html><html><body><h1>Outer</h1><iframe src="/inner.html"></iframe></body></html>`,
 	"/widgets.html": `<!DOCTYPE html><html><head><title>Widgets</title></head><body>
 <h1>Widgets</h1>
@@ -63,6 +63,9 @@ var testPages = map[string]string{
 }
 
 const testPDF = "%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
+
+// testAttachment is content whose bytes give no type away.
+const testAttachment = "\x00\x01raw bytes\xff\xfe"
 
 // serve starts a loopback HTTP server with the test pages.
 func serve(t *testing.T) string {
@@ -84,6 +87,12 @@ func serveTB(t testing.TB) string {
 	mux.HandleFunc("/doc.pdf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/pdf")
 		io.WriteString(w, testPDF)
+	})
+	// A plain link to it navigates; the answer turns that into a download.
+	mux.HandleFunc("/data.bin", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="data.bin"`)
+		io.WriteString(w, testAttachment)
 	})
 	// A page that takes a while to answer, after a link to it was clicked.
 	mux.HandleFunc("/late.html", func(w http.ResponseWriter, r *http.Request) {
@@ -213,26 +222,37 @@ func TestBrowse_ReturnsPageAsMarkdownWithLinks(t *testing.T) {
 func TestBrowse_UnreachableHostGivesFailureObservation(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	url := "http://" + ln.Addr().String() + "/"
+	refused := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing listens there any more: connection refused
 	b, _ := newTestBrowser(t)
 
-	obs, err := b.Browse(stepCtx(t, 30*time.Second), url, false)
-	require.NoError(t, err)
+	tests := []struct {
+		name, url, wantErr string
+	}{
+		{"connection refused", refused, "net::ERR_CONNECTION_REFUSED"},
+		// .invalid never resolves (RFC 2606).
+		{"unresolvable host", "http://nonexistent.invalid/", "net::ERR_NAME_NOT_RESOLVED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs, err := b.Browse(stepCtx(t, 30*time.Second), tt.url, false)
+			require.NoError(t, err)
 
-	assert.True(t, obs.Error)
-	assert.Equal(t, url, obs.URL)
-	assert.Empty(t, obs.Screenshot)
-	assert.Contains(t, obs.LastBrowserActionError, "net::ERR_CONNECTION_REFUSED")
-	want := "[Current URL: " + url + "]\n" +
-		"================ BEGIN error message ===============\n" +
-		"The following error occurred when trying to visit the URL:\n" +
-		obs.LastBrowserActionError + "\n" +
-		"================ END error message ===============\n" +
-		"============== BEGIN webpage content ==============\n" +
-		obs.LastBrowserActionError + "\n" +
-		"============== END webpage content ==============\n"
-	assert.Equal(t, want, obs.Content)
+			assert.True(t, obs.Error)
+			assert.Equal(t, tt.url, obs.URL)
+			assert.Empty(t, obs.Screenshot)
+			assert.Contains(t, obs.LastBrowserActionError, tt.wantErr)
+			want := "[Current URL: " + tt.url + "]\n" +
+				"================ BEGIN error message ===============\n" +
+				"The following error occurred when trying to visit the URL:\n" +
+				obs.LastBrowserActionError + "\n" +
+				"================ END error message ===============\n" +
+				"============== BEGIN webpage content ==============\n" +
+				obs.LastBrowserActionError + "\n" +
+				"============== END webpage content ==============\n"
+			assert.Equal(t, want, obs.Content)
+		})
+	}
 }
 
 func TestBrowse_PageThatNeverLoadsIsBoundedByDeadline(t *testing.T) {

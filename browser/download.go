@@ -122,14 +122,15 @@ func (b *Browser) collectDownload(ctx context.Context, dls []*download, actions 
 	}
 	b.downloadCount++
 	dst := filepath.Join(b.workDir(), fmt.Sprintf("file_%d%s", b.downloadCount, ext))
-	if err := copyFile(src, dst); err != nil {
+	if err := copyFile(src, dst, b.opts.FileOwner); err != nil {
 		b.log.Warn("copy download", "src", src, "dst", dst, "err", err)
 		return nil
 	}
 	return &Download{Path: dst, Content: downloadContent(actions, dst)}
 }
 
-func copyFile(src, dst string) error {
+// copyFile copies src to dst, giving dst to owner unless it is nil.
+func copyFile(src, dst string, owner *FileOwner) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -139,9 +140,12 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	_, err = io.Copy(out, in)
+	if err == nil && owner != nil {
+		err = out.Chown(owner.UID, owner.GID)
 	}
-	return out.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,6 +228,35 @@ func TestInteract_DownloadIsCopiedToWorkDir(t *testing.T) {
 	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
 	require.NotNil(t, obs.Download, "content: %s", obs.Content)
 	assert.Equal(t, filepath.Join(dir, "file_2.pdf"), obs.Download.Path)
+
+	// A plain link whose answer is an attachment starts a navigation that
+	// turns into a download; the name's extension is used when the bytes
+	// say nothing.
+	obs = gotoPage(t, b, base+"/download.html")
+	link = bidOf(t, obs.Content, "link 'Attachment'")
+	obs = interact(t, b, fmt.Sprintf("click(%q)", link), false)
+	require.NotNil(t, obs.Download, "content: %s", obs.Content)
+	assert.Equal(t, filepath.Join(dir, "file_3.bin"), obs.Download.Path)
+	data, err = os.ReadFile(obs.Download.Path)
+	require.NoError(t, err)
+	assert.Equal(t, testAttachment, string(data))
+}
+
+func TestInteract_DownloadCopyGoesToTheFileOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving files away needs root")
+	}
+	base := serve(t)
+	dir := t.TempDir()
+	b := New(Options{WorkDir: dir, FileOwner: &FileOwner{UID: 1234, GID: 2345}, Logger: quietLogger()})
+	t.Cleanup(func() { b.Close() })
+
+	obs := interact(t, b, fmt.Sprintf("goto(%q)", base+"/doc.pdf"), false)
+	require.NotNil(t, obs.Download, "content: %s", obs.Content)
+	fi, err := os.Lstat(obs.Download.Path)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, []uint32{1234, 2345}, []uint32{st.Uid, st.Gid})
 }
 
 func TestInteract_ActionErrorsDoNotFailTheStep(t *testing.T) {
@@ -326,24 +356,37 @@ func TestInteract_WidgetActions(t *testing.T) {
 	require.NoError(t, os.WriteFile(upload, []byte("data"), 0o644))
 
 	tests := []struct {
-		name   string
-		target string // text that finds the element
-		code   string // %s is its bid
-		want   string // text in the tree afterwards
+		name    string
+		target  string // text that finds the element; "" for none
+		code    string // %s is its bid
+		want    string // text in the tree afterwards
+		focused bool   // the element has the focus afterwards
 	}{
-		{"alert is dismissed", "button 'Alert me'", "click(%q)", "button 'after alert'"},
-		{"double click", "button 'Double me'", "dblclick(%q)", "button 'double clicked'"},
-		{"hover", "StaticText 'Hover over me'", "hover(%q)", "StaticText 'hovered'"},
-		{"upload", "button 'Choose File'", "upload_file(%q, " + fmt.Sprintf("%q", upload) + ")", "StaticText 'File selected: upload_test.txt'"},
-		{"upload relative to the work dir", "button 'Choose File'", "upload_file(%q, 'upload_test.txt')", "StaticText 'File selected: upload_test.txt'"},
+		{"alert is dismissed", "button 'Alert me'", "click(%q)", "button 'after alert'", false},
+		{"focus", "button 'Double me'", "focus(%q)", "button 'Double me'", true},
+		{"message to the user", "", `send_msg_to_user("All done")`, "[Action executed successfully.]", false},
+		{"report infeasible", "", `report_infeasible("No such button")`, "[Action executed successfully.]", false},
+		{"double click", "button 'Double me'", "dblclick(%q)", "button 'double clicked'", false},
+		{"hover", "StaticText 'Hover over me'", "hover(%q)", "StaticText 'hovered'", false},
+		{"upload", "button 'Choose File'", "upload_file(%q, " + fmt.Sprintf("%q", upload) + ")", "StaticText 'File selected: upload_test.txt'", false},
+		{"upload relative to the work dir", "button 'Choose File'", "upload_file(%q, 'upload_test.txt')", "StaticText 'File selected: upload_test.txt'", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := gotoPage(t, b, base+"/widgets.html")
-			bid := bidOfElement(t, obs.Content, tt.target)
-			obs = interact(t, b, fmt.Sprintf(tt.code, bid), false)
+			code, bid := tt.code, ""
+			if tt.target != "" {
+				bid = bidOfElement(t, obs.Content, tt.target)
+				code = fmt.Sprintf(tt.code, bid)
+			}
+			obs = interact(t, b, code, false)
 			require.False(t, obs.Error, obs.LastBrowserActionError)
+			assert.Equal(t, code, obs.LastBrowserAction)
 			assert.Contains(t, obs.Content, tt.want)
+			if tt.focused {
+				assert.Equal(t, bid, obs.FocusedElementBID)
+				assert.Contains(t, obs.Content, "[Focused element bid: "+bid+"]\n")
+			}
 		})
 	}
 }

@@ -98,7 +98,10 @@ type navWatch struct {
 	mu      sync.Mutex
 	started bool
 	done    bool
-	signal  chan struct{} // receives after every change
+	// committed: the navigation reached a document. One that stops without
+	// has usually turned into a download.
+	committed bool
+	signal    chan struct{} // receives after every change
 }
 
 func (w *navWatch) handle(ev any) {
@@ -108,7 +111,15 @@ func (w *navWatch) handle(ev any) {
 	case *page.EventFrameRequestedNavigation, *page.EventFrameStartedLoading, *page.EventFrameStartedNavigating:
 		w.started = true
 		w.done = false
-	case *page.EventDomContentEventFired, *page.EventFrameStoppedLoading, *page.EventNavigatedWithinDocument:
+		w.committed = false
+	case *page.EventFrameNavigated:
+		w.committed = true
+	case *page.EventDomContentEventFired, *page.EventNavigatedWithinDocument:
+		w.committed = true
+		if w.started {
+			w.done = true
+		}
+	case *page.EventFrameStoppedLoading:
 		if w.started {
 			w.done = true
 		}
@@ -125,6 +136,13 @@ func (w *navWatch) state() (started, done bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.started, w.done
+}
+
+// noDocument reports a navigation that started and has no document (yet).
+func (w *navWatch) noDocument() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started && !w.committed
 }
 
 // Settling after an action that may navigate: how long to wait for a
@@ -147,6 +165,9 @@ func (s *step) withSettle(act func() error) error {
 	if err := act(); err != nil {
 		return err
 	}
+	// Chromium announces a download only after the navigation that turned
+	// into it has stopped; the step then waits for the announcement.
+	defer func() { s.navNoDocument = s.navNoDocument || w.noDocument() }()
 	startBy := time.Now().Add(settleStart)
 	loadBy := time.Time{}
 	for {

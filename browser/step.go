@@ -22,6 +22,9 @@ type step struct {
 	// ctx ends at the step's deadline.
 	ctx      context.Context
 	deadline time.Time
+	// navNoDocument: an action started a navigation that stopped without
+	// a document, as one that turned into a download does.
+	navNoDocument bool
 }
 
 // remaining is the time left before the step's deadline.
@@ -146,7 +149,7 @@ func (b *Browser) step(ctx context.Context, trigger, action, askedURL string, re
 	var dl *Download
 	if trigger == TriggerBrowseInteractive {
 		dls := inst.downloads.since(mark)
-		if len(dls) == 0 && strings.Contains(actionErr, "net::ERR_ABORTED") {
+		if len(dls) == 0 && (strings.Contains(actionErr, "net::ERR_ABORTED") || s.navNoDocument) {
 			// A navigation that turned into a download is aborted before
 			// the download is announced.
 			dls = inst.downloads.waitBegin(ctx, mark, time.Second)

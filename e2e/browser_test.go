@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,14 +23,45 @@ import (
 	"github.com/actionserver/actionserver/event"
 )
 
-func browserServer(t *testing.T) *server {
+// browserServer starts a server with the browser enabled, adding extra to
+// its command line.
+func browserServer(t *testing.T, extra ...string) *server {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if _, err := os.Stat("/usr/lib/chromium/chromium"); err != nil {
 			t.Fatal("Chromium is not installed; run scripts/deps.sh")
 		}
 	}
 	ws := t.TempDir()
-	return startServer(t, startOpts{workDir: ws, args: []string{"--working-dir", ws}})
+	return startServer(t, startOpts{workDir: ws, args: append([]string{"--working-dir", ws}, extra...)})
+}
+
+func TestBrowser_EagerFlagStartsChromiumWithoutAnAction(t *testing.T) {
+	s := browserServer(t, "--browser-eager")
+	assert.Eventually(t, func() bool { return hasChromiumChild(t, s.cmd.Process.Pid) }, 30*time.Second, 100*time.Millisecond,
+		"no browser process under the server, though no browser action was sent")
+}
+
+// hasChromiumChild reports whether a direct child of pid runs Chromium.
+func hasChromiumChild(t *testing.T, pid int) bool {
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // not a process, or gone
+		}
+		// The command name in parentheses may hold spaces; the parent id
+		// is the second field after it.
+		rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(rest) < 2 || rest[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(cmdline), "chromium") {
+			return true
+		}
+	}
+	return false
 }
 
 func TestBrowse_PageServedFromTheSandbox(t *testing.T) {
@@ -92,6 +128,91 @@ func TestBrowseInteractive_ClickChangesPage(t *testing.T) {
 	b = run(`click("no-such-bid")`)
 	assert.True(t, b.Error)
 	assert.Contains(t, b.Content, "BEGIN error message")
+}
+
+// TestBrowseInteractive_DownloadObservation checks the download observation
+// on the wire (contract §11.5): a step that downloads answers with
+// observation "download" instead of the page, and the copy in the
+// workspace belongs to the sandbox user like any file made for the agent.
+func TestBrowseInteractive_DownloadObservation(t *testing.T) {
+	var s *server
+	asUser := os.Getuid() == 0
+	if asUser {
+		s, _ = startAsSandboxUser(t, "--enable-browser")
+	} else {
+		s = browserServer(t)
+	}
+	const pdf = "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+	const data = "\x00\x01raw bytes\xff\xfe"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<html><body><a href="/data.bin">Get the data</a></body></html>`)
+	})
+	mux.HandleFunc("/report.pdf", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		io.WriteString(w, pdf)
+	})
+	mux.HandleFunc("/data.bin", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="data.bin"`)
+		io.WriteString(w, data)
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	site := &http.Server{Handler: mux}
+	go site.Serve(l)
+	t.Cleanup(func() { site.Close() })
+	base := "http://" + l.Addr().String()
+
+	step := func(code string) map[string]any {
+		body, err := json.Marshal(map[string]any{"action": map[string]any{"action": "browse_interactive",
+			"args": map[string]any{"browser_actions": code}}, "timeout": 60})
+		require.NoError(t, err)
+		status, out := post(t, s, string(body), nil)
+		require.Equal(t, http.StatusOK, status, out)
+		return out
+	}
+	download := func(code, path string) map[string]any {
+		return map[string]any{
+			"observation": "download",
+			"message":     "Downloaded the file at location: " + path,
+			"content":     "Execution of the previous action " + code + " resulted in a file download. The downloaded file is saved at location: " + path,
+			"extras":      map[string]any{"file_path": path},
+		}
+	}
+	saved := func(path, want string) {
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got))
+		if !asUser {
+			return
+		}
+		fi, err := os.Lstat(path)
+		require.NoError(t, err)
+		assert.Equal(t, uint32(testUID), fi.Sys().(*syscall.Stat_t).Uid, "%s belongs to the sandbox user", path)
+	}
+
+	// Going to a PDF downloads it: Chromium runs without a PDF viewer.
+	code := fmt.Sprintf("goto(%q)", base+"/report.pdf")
+	want := filepath.Join(s.WorkDir, "file_1.pdf")
+	got := step(code)
+	require.Equal(t, "download", got["observation"], "content: %v", got["content"])
+	assert.Equal(t, download(code, want), got)
+	saved(want, pdf)
+
+	// So does a click on an attachment link; the name's extension is used
+	// when the bytes say nothing, and numbering goes on.
+	page := step(fmt.Sprintf("goto(%q)", base+"/"))
+	require.Equal(t, "browse", page["observation"], page["content"])
+	m := regexp.MustCompile(`\[(\w+)\] link 'Get the data'`).FindStringSubmatch(page["content"].(string))
+	require.NotNil(t, m, "the link has a bid:\n%s", page["content"])
+	code = fmt.Sprintf("click(%q)", m[1])
+	want = filepath.Join(s.WorkDir, "file_2.bin")
+	got = step(code)
+	require.Equal(t, "download", got["observation"], "content: %v", got["content"])
+	assert.Equal(t, download(code, want), got)
+	saved(want, data)
 }
 
 // httpPage serves one HTML page on loopback and returns its URL.

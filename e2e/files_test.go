@@ -232,14 +232,17 @@ func TestUpload_ZipEscapesAreRefused(t *testing.T) {
 		"absolute":          {"ok.txt": "fine", filepath.Join(outside, "abs.txt"): "bad"},
 		"symlink out":       {"link": "->" + outside},
 		"relative link out": {"sub/link": "->../../../.."},
+		// Each link stays inside alone; through the first, the second
+		// climbs out.
+		"chained links": {"s": "->.", "s/t/l": "->../.."},
 	}
 	for name, entries := range cases {
 		t.Run(name, func(t *testing.T) {
 			status, out := postUpload(t, s, "evil.zip", zipOf(t, entries), dest, "true")
 			assert.Equal(t, http.StatusInternalServerError, status)
 			assert.Contains(t, out["detail"], "outside the destination")
-			_, err := os.Stat(filepath.Join(dest, "ok.txt"))
-			assert.ErrorIs(t, err, os.ErrNotExist, "a refused archive writes nothing")
+			got, _ := os.ReadDir(dest)
+			assert.Empty(t, got, "a refused archive writes nothing")
 		})
 	}
 	got, err := os.ReadDir(outside)
@@ -256,6 +259,14 @@ func TestUpload_ZipEscapesAreRefused(t *testing.T) {
 	got, err = os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, got)
+
+	// Nor can one that stays inside be used to climb out.
+	require.NoError(t, os.Symlink(".", filepath.Join(dest, "self")))
+	status, out := postUpload(t, s, "self.zip", zipOf(t, map[string]string{"self/t/l": "->../.."}), dest, "true")
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Contains(t, out["detail"], "outside the destination")
+	_, err = os.Lstat(filepath.Join(dest, "t"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestDownload_ZipLayoutAndErrors(t *testing.T) {

@@ -39,12 +39,13 @@ type Options struct {
 	// Credential and Logger are set from the fields above.
 	Shell shell.Options
 	// FileOwner receives the files and directories that write and the
-	// editor's create make; nil leaves them the server's.
+	// editor's create make, and the browser's copies of downloads; nil
+	// leaves them the server's.
 	FileOwner *files.Owner
 	// EnableBrowser reports whether browser actions are allowed.
 	EnableBrowser bool
-	// Browser configures the browser (its WorkDir defaults to WorkDir);
-	// Disabled is set from EnableBrowser.
+	// Browser configures the browser (its WorkDir defaults to WorkDir, its
+	// FileOwner to FileOwner); Disabled is set from EnableBrowser.
 	Browser browser.Options
 	// Plugins are the started plugins (jupyter serves run_ipython); the
 	// executor stops them on Close. Nil means none.
@@ -100,6 +101,9 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		bo.WorkDir = opts.WorkDir
 	}
 	bo.Disabled = !opts.EnableBrowser
+	if bo.FileOwner == nil && opts.FileOwner != nil {
+		bo.FileOwner = &browser.FileOwner{UID: opts.FileOwner.UID, GID: opts.FileOwner.GID}
+	}
 	if bo.Logger == nil {
 		bo.Logger = e.log
 	}

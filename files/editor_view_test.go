@@ -1,6 +1,7 @@
 package files
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,25 @@ func TestView_DirectoryListingIsTruncated(t *testing.T) {
 	}
 	out := run(t, newTestEditor(t, dir), EditRequest{Command: CmdView, Path: dir + "/many"})
 	assert.True(t, strings.HasSuffix(out, noticeDirectory), "ends with the directory notice")
+}
+
+func TestView_UnreadableDirectoriesErrorIsTruncated(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	dir := t.TempDir()
+	var stderr strings.Builder
+	for i := range 200 {
+		sub := filepath.Join(dir, "d", strings.Repeat("u", 80)+itoa(1000+i))
+		require.NoError(t, os.MkdirAll(sub, 0o755))
+		require.NoError(t, os.Chmod(sub, 0))
+		t.Cleanup(func() { os.Chmod(sub, 0o755) })
+		fmt.Fprintf(&stderr, "find: '%s': Permission denied\n", sub)
+	}
+	require.Greater(t, stderr.Len(), 16000)
+	out := run(t, newTestEditor(t, dir), EditRequest{Command: CmdView, Path: dir + "/d"})
+	assert.Equal(t, "ERROR:\n"+stderr.String()[:16000]+
+		"<response clipped><NOTE>Due to the max output limit, only part of the full response has been shown to you.</NOTE>", out)
 }
 
 func TestView_Refusals(t *testing.T) {

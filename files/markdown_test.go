@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,6 +71,16 @@ func TestView_PptxAsMarkdown(t *testing.T) {
 	out := run(t, newTestEditor(t, ""), EditRequest{Command: CmdView, Path: p})
 	assert.Equal(t, "Here's the content of the file "+p+" displayed in Markdown format:\n"+
 		"<!-- Slide number: 1 -->\n# Welcome\nFirst point\nSecond\n\n![a cat](Picture3.jpg)\n", out)
+}
+
+func TestView_LongDocumentIsTruncated(t *testing.T) {
+	// Multi-byte characters: the limit counts characters, not bytes.
+	text := strings.Repeat("é", 20000)
+	p := makeOOXML(t, "long.docx", map[string]string{"word/document.xml": `<w:document ` + wNS + `><w:body>
+<w:p><w:r><w:t>` + text + `</w:t></w:r></w:p></w:body></w:document>`})
+	out := run(t, newTestEditor(t, ""), EditRequest{Command: CmdView, Path: p})
+	assert.Equal(t, "Here's the content of the file "+p+" displayed in Markdown format:\n"+text[:2*16000]+
+		"<response clipped><NOTE>Due to the max output limit, only part of this file has been shown to you. Please use Python libraries to view the entire file or search for specific content within the file.</NOTE>\n", out)
 }
 
 func TestView_UnconvertibleDocumentsSayWhy(t *testing.T) {

@@ -198,9 +198,13 @@ func TestWrite_Errors(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"latin": "caf\xe9\n"})
 	require.NoError(t, os.Mkdir(dir+"/d", 0o755))
+	// A write follows the link to a file that cannot be made, as open(2)
+	// would.
+	require.NoError(t, os.Symlink("nodir/f", dir+"/dangling"))
 	tests := []struct{ name, path, want string }{
 		{"directory", "d", "Path is a directory: " + dir + "/d. You can only write to files"},
 		{"not UTF-8", "latin", "File could not be decoded as utf-8: " + dir + "/latin"},
+		{"link into a missing directory", "dangling", "File not found: " + dir + "/dangling"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,8 +49,8 @@ type Watchers struct {
 	// Max is the number of concurrent watches; 0 means DefaultMaxWatchers.
 	Max int
 	// Coalesce is how long events are gathered before they are delivered;
-	// repeats of the same operation on the same path within it are merged.
-	// 0 means DefaultCoalesce.
+	// within it, an operation on a path that repeats the path's previous
+	// one is merged into it. 0 means DefaultCoalesce.
 	Coalesce time.Duration
 
 	mu     sync.Mutex
@@ -137,7 +137,7 @@ type watch struct {
 	out       chan WatchEvent
 	coalesce  time.Duration
 	pending   []WatchEvent
-	seen      map[[2]string]bool
+	last      map[string]int // path -> index in pending of its latest event
 }
 
 // add watches dir and, when recursive, the directories below it. With
@@ -251,22 +251,23 @@ func (w *watch) forget(p string) {
 	}
 }
 
-// queue adds an event to the batch being gathered, merging a repeat of the
-// same operation on the same path and dropping events past a bound so a
-// storm cannot grow memory without limit.
+// queue adds an event to the batch being gathered and drops events past a
+// bound so a storm cannot grow memory without limit. An event that repeats
+// its path's latest one is merged into it; only that one, so that after
+// create, remove, create the last event a client sees for the path is
+// still the one that tells its state.
 func (w *watch) queue(ev WatchEvent) {
-	key := [2]string{ev.Path, ev.Op}
-	if w.seen == nil {
-		w.seen = map[[2]string]bool{}
+	if w.last == nil {
+		w.last = map[string]int{}
 	}
-	if w.seen[key] {
+	if i, ok := w.last[ev.Path]; ok && w.pending[i].Op == ev.Op {
 		return
 	}
 	if len(w.pending) >= defaultMaxPending {
 		slog.Warn("watch: dropping events in a burst", "path", ev.Path)
 		return
 	}
-	w.seen[key] = true
+	w.last[ev.Path] = len(w.pending)
 	w.pending = append(w.pending, ev)
 }
 
@@ -274,7 +275,7 @@ func (w *watch) queue(ev WatchEvent) {
 // that stopped reading cannot wedge the watch.
 func (w *watch) deliver(ctx context.Context) bool {
 	batch := w.pending
-	w.pending, w.seen = nil, nil
+	w.pending, w.last = nil, nil
 	for _, ev := range batch {
 		select {
 		case w.out <- ev:

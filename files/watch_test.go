@@ -129,6 +129,67 @@ func TestWatch_CoalescesBursts(t *testing.T) {
 	assert.Equal(t, []string{"f:create", "f:write", "done:create"}, got)
 }
 
+func TestWatch_CoalescingKeepsTheFinalState(t *testing.T) {
+	create := func(t *testing.T, p string) {
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	write := func(t *testing.T, p string) {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString("x")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	tests := []struct {
+		name string
+		ops  func(t *testing.T, p string)
+		want []string
+	}{
+		{
+			name: "create remove create",
+			ops: func(t *testing.T, p string) {
+				create(t, p)
+				require.NoError(t, os.Remove(p))
+				create(t, p)
+			},
+			want: []string{"f:create", "f:remove", "f:create"},
+		},
+		{
+			name: "writes merge only until the file goes",
+			ops: func(t *testing.T, p string) {
+				create(t, p)
+				write(t, p)
+				write(t, p)
+				require.NoError(t, os.Remove(p))
+				create(t, p)
+				write(t, p)
+				write(t, p)
+			},
+			want: []string{"f:create", "f:write", "f:remove", "f:create", "f:write"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// A long window so every step lands in one batch.
+			ch, _ := startWatch(t, &Watchers{Coalesce: 500 * time.Millisecond}, dir, true)
+			tt.ops(t, dir+"/f")
+			create(t, dir+"/done")
+
+			var got []string
+			for ev := range ch {
+				if ev.Path == dir+"/done" {
+					break
+				}
+				got = append(got, filepath.Base(ev.Path)+":"+ev.Op)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestWatch_CancelReleasesInotify(t *testing.T) {
 	before := inotifyFDs(t)
 	ws := &Watchers{}

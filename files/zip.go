@@ -16,20 +16,32 @@ import (
 )
 
 // ErrUnsafeZipEntry marks a zip entry that would be written outside the
-// extraction directory: an absolute name, a ".." escape, or a symlink
-// pointing out.
+// extraction directory, or through a symlink: an absolute name, a ".."
+// escape, a symlink pointing out, or an entry under a symlink.
 var ErrUnsafeZipEntry = errors.New("zip entry would land outside the destination")
 
 // maxZipLinkTarget bounds the size of a symlink entry's target.
 const maxZipLinkTarget = 4096
 
+// zipItem is one checked entry of an archive: its cleaned relative name
+// and, for a symlink, its target.
+type zipItem struct {
+	f      *zip.File
+	name   string
+	target string // non-empty for a symlink
+}
+
 // ExtractZip unpacks the zip file at zipPath into the directory dest, giving
 // everything it creates to owner. Every entry is checked before anything is
-// written: if one would land outside dest (absolute name, "..", a symlink
-// entry pointing out) the whole archive is refused with ErrUnsafeZipEntry.
-// Writing goes through an os.Root on dest, so a symlink already inside dest
-// that points out cannot redirect a write either. Entries are streamed to
-// disk, so memory stays small whatever the archive's size.
+// written, and if one is unsafe the whole archive is refused with
+// ErrUnsafeZipEntry: an absolute name or a ".." escape; a symlink whose
+// target, read from the link's own directory, leaves dest; any entry whose
+// path passes through a symlink, whether the archive makes it or it is
+// already in dest. Writing then walks dest one directory at a time without
+// following symlinks, so a link swapped in meanwhile fails the write instead
+// of redirecting it. A symlink already in dest may still point anywhere (it
+// is the agent's own); the archive only cannot write through it. Entries are
+// streamed to disk, so memory stays small whatever the archive's size.
 func ExtractZip(ctx context.Context, zipPath, dest string, owner Owner) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil {
@@ -37,51 +49,80 @@ func ExtractZip(ctx context.Context, zipPath, dest string, owner Owner) error {
 	}
 	defer zr.Close()
 
-	links := map[*zip.File]string{}
-	for _, f := range zr.File {
-		name, err := safeEntryName(f.Name)
-		if err != nil {
+	entries, err := checkZipEntries(zr.File)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Open(dest, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("extract zip: %w", &fs.PathError{Op: "open", Path: dest, Err: err})
+	}
+	defer unix.Close(fd)
+	x := extractor{root: fd, owner: owner}
+	for _, e := range entries {
+		if err := x.check(e); err != nil {
 			return err
 		}
-		if f.Mode()&fs.ModeSymlink != 0 {
-			target, err := readLinkEntry(f)
-			if err != nil {
-				return err
-			}
-			if path.IsAbs(target) || !local(path.Join(path.Dir(name), target)) {
-				return fmt.Errorf("%w: %q is a symlink to %q", ErrUnsafeZipEntry, f.Name, target)
-			}
-			links[f] = target
-		}
 	}
-
-	root, err := os.OpenRoot(dest)
-	if err != nil {
-		return fmt.Errorf("open destination %s: %w", dest, err)
-	}
-	defer root.Close()
-	x := extractor{root: root, owner: owner}
-	for _, f := range zr.File {
+	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name, _ := safeEntryName(f.Name)
-		if name == "" {
-			continue
-		}
 		switch {
-		case f.FileInfo().IsDir():
-			err = x.mkdirAll(name)
-		case links[f] != "":
-			err = x.symlink(name, links[f])
+		case e.f.FileInfo().IsDir():
+			err = x.mkdir(e.name)
+		case e.target != "":
+			err = x.symlink(e.name, e.target)
 		default:
-			err = x.file(ctx, f, name)
+			err = x.file(ctx, e.f, e.name)
 		}
 		if err != nil {
-			return fmt.Errorf("extract %q to %s: %w", f.Name, dest, err)
+			return fmt.Errorf("extract %q to %s: %w", e.f.Name, dest, err)
 		}
 	}
 	return nil
+}
+
+// checkZipEntries cleans every name and refuses the archive if an entry
+// would leave the destination on its own or through a symlink the archive
+// makes. The root entry itself is dropped.
+func checkZipEntries(files []*zip.File) ([]zipItem, error) {
+	entries := make([]zipItem, 0, len(files))
+	links := map[string]bool{}
+	for _, f := range files {
+		name, err := safeEntryName(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			continue
+		}
+		e := zipItem{f: f, name: name}
+		if f.Mode()&fs.ModeSymlink != 0 {
+			if e.target, err = readLinkEntry(f); err != nil {
+				return nil, err
+			}
+			if !safeLinkTarget(name, e.target) {
+				return nil, fmt.Errorf("%w: %q is a symlink to %q", ErrUnsafeZipEntry, f.Name, e.target)
+			}
+			links[name] = true
+		}
+		entries = append(entries, e)
+	}
+	// Checked against all links, wherever they are listed: a link made
+	// after the entries under it would not redirect them, but one made
+	// before would, and order is the archive's choice.
+	for _, e := range entries {
+		for dir := path.Dir(e.name); dir != "."; dir = path.Dir(dir) {
+			if links[dir] {
+				return nil, fmt.Errorf("%w: %q is under the symlink %q", ErrUnsafeZipEntry, e.f.Name, dir)
+			}
+		}
+		if e.target == "" && links[e.name] {
+			return nil, fmt.Errorf("%w: %q is also a symlink", ErrUnsafeZipEntry, e.f.Name)
+		}
+	}
+	return entries, nil
 }
 
 // safeEntryName cleans a zip entry name to a relative slash path ("" for the
@@ -98,6 +139,31 @@ func safeEntryName(name string) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrUnsafeZipEntry, name)
 	}
 	return clean, nil
+}
+
+// safeLinkTarget reports whether a symlink at name pointing to target stays
+// inside the destination. The kernel resolves ".." physically: after a
+// component that is itself a symlink it climbs from where that link points,
+// not from where its name is. So ".." may only lead the target, where it
+// climbs the real directories the link sits in (entries never pass through
+// symlinks), and the lexical result must stay inside.
+func safeLinkTarget(name, target string) bool {
+	if path.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return false
+	}
+	descended := false
+	for _, c := range strings.Split(target, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if descended {
+				return false
+			}
+		default:
+			descended = true
+		}
+	}
+	return local(path.Join(path.Dir(name), target))
 }
 
 // local reports whether the cleaned relative path p stays inside its root.
@@ -122,57 +188,105 @@ func readLinkEntry(f *zip.File) (string, error) {
 	return string(b), nil
 }
 
+// extractor writes checked entries under the directory open as root. Every
+// path is walked from root one component at a time with O_NOFOLLOW, so no
+// write passes through a symlink, even one made after the checks.
 type extractor struct {
-	root  *os.Root
+	root  int
 	owner Owner
 }
 
-// mkdirAll creates dir and its parents inside the root, giving new ones to
-// the owner.
-func (x extractor) mkdirAll(dir string) error {
-	cur := ""
-	for _, c := range strings.Split(dir, "/") {
-		cur = path.Join(cur, c)
-		err := x.root.Mkdir(cur, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			fi, err := x.root.Stat(cur)
-			if err != nil {
-				return err
-			}
-			if !fi.IsDir() {
-				return fmt.Errorf("%s exists and is not a directory", cur)
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := x.chown(cur); err != nil {
-			return err
-		}
+// check refuses an entry that would pass through a symlink already in the
+// destination: one of its parent directories, or, unless the entry is a
+// symlink that replaces it, its own name.
+func (x extractor) check(e zipItem) error {
+	dir, base := path.Split(e.name)
+	fd, err := x.openDir(strings.TrimSuffix(dir, "/"), false)
+	if err != nil {
+		return fmt.Errorf("extract %q: %w", e.f.Name, err)
+	}
+	if fd < 0 || e.target != "" {
+		return nil // missing parents are created as real directories
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return fmt.Errorf("%w: %q would be written through an existing symlink", ErrUnsafeZipEntry, e.f.Name)
 	}
 	return nil
 }
 
-func (x extractor) chown(name string) error {
-	if x.owner.isKeep() {
-		return nil
+// openDir opens the directory dir ("" or "." for the root) below the root,
+// refusing any component that is a symlink. With create it makes the missing
+// ones, giving them to the owner; without, a missing one gives -1 and no
+// error. The caller closes the descriptor.
+func (x extractor) openDir(dir string, create bool) (int, error) {
+	fd, err := unix.Openat(x.root, ".", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open destination: %w", err)
 	}
-	f, err := x.root.Open(name)
+	if dir == "" || dir == "." {
+		return fd, nil
+	}
+	cur := ""
+	for _, c := range strings.Split(dir, "/") {
+		cur = path.Join(cur, c)
+		made := false
+		if create {
+			err := unix.Mkdirat(fd, c, 0o755)
+			if err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return -1, &fs.PathError{Op: "mkdir", Path: cur, Err: err}
+			}
+			made = err == nil
+		}
+		next, err := unix.Openat(fd, c, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			err = dirError(fd, c, cur, err)
+			unix.Close(fd)
+			if !create && errors.Is(err, fs.ErrNotExist) {
+				return -1, nil
+			}
+			return -1, err
+		}
+		unix.Close(fd)
+		fd = next
+		if made && !x.owner.isKeep() {
+			if err := unix.Fchown(fd, x.owner.UID, x.owner.GID); err != nil {
+				unix.Close(fd)
+				return -1, &fs.PathError{Op: "chown", Path: cur, Err: err}
+			}
+		}
+	}
+	return fd, nil
+}
+
+// dirError explains why the component c of dir (cur so far) did not open as
+// a directory: O_NOFOLLOW with O_DIRECTORY reports a symlink as ENOTDIR.
+func dirError(dirfd int, c, cur string, err error) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, c, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return fmt.Errorf("%w: %s is a symlink", ErrUnsafeZipEntry, cur)
+	}
+	return &fs.PathError{Op: "open", Path: cur, Err: err}
+}
+
+func (x extractor) mkdir(dir string) error {
+	fd, err := x.openDir(dir, true)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return f.Chown(x.owner.UID, x.owner.GID)
+	return unix.Close(fd)
 }
 
 func (x extractor) file(ctx context.Context, zf *zip.File, name string) error {
-	if dir := path.Dir(name); dir != "." {
-		if err := x.mkdirAll(dir); err != nil {
-			return err
-		}
+	dir, base := path.Split(name)
+	dfd, err := x.openDir(strings.TrimSuffix(dir, "/"), true)
+	if err != nil {
+		return err
 	}
-	mode := fs.FileMode(0o644)
+	defer unix.Close(dfd)
+	mode := uint32(0o644)
 	if zf.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
@@ -181,40 +295,41 @@ func (x extractor) file(ctx context.Context, zf *zip.File, name string) error {
 		return err
 	}
 	defer rc.Close()
-	out, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	// O_NONBLOCK so a FIFO of that name fails the open instead of waiting
+	// for a reader; the type check below refuses anything not regular.
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, mode)
+	if errors.Is(err, unix.ELOOP) {
+		return fmt.Errorf("%w: %s is a symlink", ErrUnsafeZipEntry, name)
+	}
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	if _, err := io.Copy(out, ctxReader{ctx, rc}); err != nil {
-		out.Close()
-		return err
+	out := os.NewFile(uintptr(fd), name)
+	fi, err := out.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s exists and is not a regular file", name)
 	}
-	if !x.owner.isKeep() {
-		if err := out.Chown(x.owner.UID, x.owner.GID); err != nil {
-			out.Close()
-			return err
-		}
+	if err == nil {
+		_, err = io.Copy(out, ctxReader{ctx, rc})
 	}
-	return out.Close()
+	if err == nil && !x.owner.isKeep() {
+		err = out.Chown(x.owner.UID, x.owner.GID)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
-// symlink creates name -> target. The parent is opened through the root and
-// the link made relative to that descriptor, so the link lands inside the
-// root even if a path component is swapped meanwhile.
+// symlink creates name -> target, replacing what was at name unless it is a
+// directory.
 func (x extractor) symlink(name, target string) error {
 	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	} else if err := x.mkdirAll(dir); err != nil {
-		return err
-	}
-	d, err := x.root.Open(dir)
+	fd, err := x.openDir(strings.TrimSuffix(dir, "/"), true)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	fd := int(d.Fd())
+	defer unix.Close(fd)
 	if err := unix.Unlinkat(fd, base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("replace %s: %w", name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -54,10 +55,12 @@ func TestExtractZip_WritesTreeWithOwner(t *testing.T) {
 		zipEntry{name: "test_dir/file1.txt", body: "one"},
 		zipEntry{name: "test_dir/sub/run.sh", body: "#!/bin/sh", mode: 0o755},
 		zipEntry{name: "test_dir/link", body: "file1.txt", mode: fs.ModeSymlink | 0o777},
+		zipEntry{name: "test_dir/sub/up", body: "../file1.txt", mode: fs.ModeSymlink | 0o777},
 	)
 	require.NoError(t, ExtractZip(context.Background(), zp, dest, owner))
 	assert.Equal(t, "one", readFile(t, dest+"/test_dir/file1.txt"))
 	assert.Equal(t, "one", readFile(t, dest+"/test_dir/link"), "inside symlink kept")
+	assert.Equal(t, "one", readFile(t, dest+"/test_dir/sub/up"), "a link climbing but staying inside is kept")
 	fi, err := os.Stat(dest + "/test_dir/sub/run.sh")
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o755), fi.Mode().Perm(), "executable bit kept")
@@ -80,6 +83,13 @@ func TestExtractZip_RefusesEscapes(t *testing.T) {
 		{"absolute name", []zipEntry{{name: "ok.txt", body: "x"}, {name: "/tmp/escaped.txt", body: "x"}}},
 		{"symlink to an absolute path", []zipEntry{{name: "ok.txt", body: "x"}, {name: "l", body: "/etc", mode: fs.ModeSymlink | 0o777}}},
 		{"symlink climbing out", []zipEntry{{name: "a/l", body: "../../x", mode: fs.ModeSymlink | 0o777}}},
+		// Each link alone stays inside; through the first, the second's
+		// "../.." starts one level higher than its name says.
+		{"chained symlinks", []zipEntry{{name: "s", body: ".", mode: fs.ModeSymlink | 0o777}, {name: "s/t/l", body: "../..", mode: fs.ModeSymlink | 0o777}}},
+		{"symlink climbing through a symlink", []zipEntry{{name: "s", body: ".", mode: fs.ModeSymlink | 0o777}, {name: "l", body: "s/..", mode: fs.ModeSymlink | 0o777}}},
+		{"file through an archive symlink", []zipEntry{{name: "d/"}, {name: "s", body: "d", mode: fs.ModeSymlink | 0o777}, {name: "s/f.txt", body: "x"}}},
+		{"symlink listed after an entry under it", []zipEntry{{name: "s/f.txt", body: "x"}, {name: "s", body: ".", mode: fs.ModeSymlink | 0o777}}},
+		{"directory that is also a symlink", []zipEntry{{name: "s", body: ".", mode: fs.ModeSymlink | 0o777}, {name: "s/"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,25 +102,124 @@ func TestExtractZip_RefusesEscapes(t *testing.T) {
 			assert.Empty(t, entries, "nothing written, not even the safe entries")
 			outside, _ := os.ReadDir(base)
 			assert.Len(t, outside, 1, "nothing written beside dest")
+			assert.Empty(t, linksLeaving(t, dest))
 		})
 	}
 }
 
 func TestExtractZip_ExistingSymlinkCannotRedirectWrites(t *testing.T) {
-	base := t.TempDir()
-	dest, outside := filepath.Join(base, "dest"), filepath.Join(base, "outside")
-	require.NoError(t, os.Mkdir(dest, 0o755))
-	require.NoError(t, os.Mkdir(outside, 0o755))
-	require.NoError(t, os.Symlink(outside, filepath.Join(dest, "evil")))
-	require.NoError(t, os.Symlink(filepath.Join(outside, "f"), filepath.Join(dest, "evilfile")))
+	link := fs.ModeSymlink | 0o777
+	tests := []struct {
+		name    string
+		links   map[string]string // already in dest: name -> target ("OUT" is the outside directory)
+		entries []zipEntry
+	}{
+		{"directory link out", map[string]string{"evil": "OUT"}, []zipEntry{{name: "evil/pwned.txt", body: "x"}}},
+		{"file link out", map[string]string{"evilfile": "OUT/f"}, []zipEntry{{name: "evilfile", body: "x"}}},
+		{"directory entry over a link out", map[string]string{"evil": "OUT"}, []zipEntry{{name: "evil/"}}},
+		// The link stays inside, but through it the archive's "../.."
+		// starts from dest itself.
+		{"link to dest then a climbing link", map[string]string{"self": "."}, []zipEntry{{name: "self/t/l", body: "../..", mode: link}}},
+		{"directory link inside", map[string]string{"inner": "sub"}, []zipEntry{{name: "inner/f.txt", body: "x"}}},
+		{"file link inside", map[string]string{"lf": "sub/real.txt"}, []zipEntry{{name: "lf", body: "x"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			dest, outside := filepath.Join(base, "dest"), filepath.Join(base, "outside")
+			require.NoError(t, os.MkdirAll(filepath.Join(dest, "sub"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dest, "sub", "real.txt"), []byte("keep"), 0o644))
+			require.NoError(t, os.Mkdir(outside, 0o755))
+			for name, target := range tt.links {
+				require.NoError(t, os.Symlink(strings.Replace(target, "OUT", outside, 1), filepath.Join(dest, name)))
+			}
+			before := treeOf(t, base)
 
-	err := ExtractZip(context.Background(), makeZip(t, zipEntry{name: "evil/pwned.txt", body: "x"}), dest, KeepOwner)
+			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, KeepOwner)
+			assert.ErrorIs(t, err, ErrUnsafeZipEntry)
+			assert.Equal(t, before, treeOf(t, base), "nothing written anywhere")
+			assert.Equal(t, "keep", readFile(t, filepath.Join(dest, "sub", "real.txt")))
+		})
+	}
+}
+
+func TestExtractZip_FIFOInTheWayFailsInsteadOfBlocking(t *testing.T) {
+	dest := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dest, "pipe"), 0o644))
+	err := ExtractZip(context.Background(), makeZip(t, zipEntry{name: "pipe", body: "x"}), dest, KeepOwner)
 	assert.Error(t, err)
-	err = ExtractZip(context.Background(), makeZip(t, zipEntry{name: "evilfile", body: "x"}), dest, KeepOwner)
-	assert.Error(t, err)
-	entries, err := os.ReadDir(outside)
-	require.NoError(t, err)
-	assert.Empty(t, entries)
+}
+
+// treeOf lists every path under dir (without following symlinks) with its
+// type, to compare a tree before and after.
+func treeOf(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, err := filepath.Rel(dir, p)
+		require.NoError(t, err)
+		out = append(out, rel+" "+d.Type().String())
+		return nil
+	}))
+	return out
+}
+
+// linksLeaving returns the symlinks under dest through which a write would
+// land outside dest, dangling ones included.
+func linksLeaving(t testing.TB, dest string) []string {
+	t.Helper()
+	realDest, err := filepath.EvalSymlinks(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	err = filepath.WalkDir(realDest, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		land, ok := resolveForWrite(p, 0)
+		if ok && land != realDest && !strings.HasPrefix(land, realDest+"/") {
+			out = append(out, p+" -> "+land)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// resolveForWrite resolves the absolute path p as open(O_CREAT) would:
+// symlinks are followed, dangling ones too, and ".." climbs from where the
+// path really is, which filepath.Clean would get wrong after a symlink. ok
+// is false for a loop.
+func resolveForWrite(p string, hops int) (string, bool) {
+	if hops > 40 {
+		return "", false
+	}
+	parts := strings.Split(p, "/")
+	cur := "/"
+	for i, c := range parts {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		target, err := os.Readlink(next)
+		if err != nil {
+			cur = next // not a link, or missing: the rest is created as named
+			continue
+		}
+		if !filepath.IsAbs(target) {
+			target = cur + "/" + target
+		}
+		return resolveForWrite(target+"/"+strings.Join(parts[i+1:], "/"), hops+1)
+	}
+	return cur, true
 }
 
 func TestExtractZip_LargeEntryStreams(t *testing.T) {

@@ -189,6 +189,7 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 		Env:           env,
 		Shell:         shellOpts,
 		EnableBrowser: cfg.EnableBrowser,
+		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
 		Logger:        log,
 	})

@@ -19,6 +19,7 @@ type Config struct {
 	Username      string
 	UserID        int // -1 when not given
 	EnableBrowser bool
+	BrowserEager  bool // start Chromium at start-up, not on the first browser action
 	EvalEnv       string
 	OutputBuffer  int // bytes of output kept per command; 0: the default
 	ShowVersion   bool
@@ -40,6 +41,7 @@ Flags (OpenHands' command line is accepted as is):
   --user-id N                uid for USER if it has to be created (default 1000)
   --enable-browser, --no-enable-browser
                              allow browser actions (default: enabled)
+  --browser-eager            start the browser at start-up, not on the first browser action
   --browsergym-eval-env ENV  BrowserGym evaluation environment
   --output-buffer SIZE       output kept per command, e.g. 8M (default), 64M, 512K
   --version                  print the version and exit
@@ -128,6 +130,9 @@ func Parse(args []string) (Config, error) {
 		case "--no-enable-browser":
 			err = noValue()
 			c.EnableBrowser = false
+		case "--browser-eager":
+			err = noValue()
+			c.BrowserEager = true
 		case "--browsergym-eval-env":
 			c.EvalEnv, err = next()
 		case "--output-buffer":
