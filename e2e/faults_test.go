@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,7 +103,10 @@ func TestFault_ClientGoneMidCommandLeaksNothing(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "goroutines, fds and children back to %+v", base.Runtime)
 }
 
-func TestFault_OutOfDescriptorsForNewTerminals(t *testing.T) {
+// TestFault_DescriptorLimitRefusesNewSessions lowers the server's
+// RLIMIT_NOFILE, so opening a terminal fails with EMFILE. Running out of
+// pseudo-terminals themselves is TestFault_OutOfPTYsRefusesNewSessions.
+func TestFault_DescriptorLimitRefusesNewSessions(t *testing.T) {
 	s := startServer(t, startOpts{})
 	ctx := ctxT(t)
 	info, err := s.Client.ServerInfo(ctx)
@@ -137,6 +141,68 @@ func TestFault_OutOfDescriptorsForNewTerminals(t *testing.T) {
 	}
 	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
 	assert.NoError(t, err, "freed descriptors can be used again")
+}
+
+// TestFault_OutOfPTYsRefusesNewSessions runs the server with a private
+// devpts instance that holds only a few terminals, so a new session finds
+// none left (ENOSPC from /dev/ptmx), as on a machine whose terminals are all
+// taken.
+func TestFault_OutOfPTYsRefusesNewSessions(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting a private devpts instance needs root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	const maxPTYs = 4
+	// A new mount namespace, so the small instance is the server's alone;
+	// /dev/ptmx must be the new instance's, or terminals come from the
+	// machine's.
+	mountPTS := fmt.Sprintf("mount -t devpts -o newinstance,ptmxmode=0666,max=%d devpts /dev/pts && "+
+		`mount --bind /dev/pts/ptmx /dev/ptmx && exec "$@"`, maxPTYs)
+	s := startServer(t, startOpts{wrap: []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", mountPTS, "sh"}})
+	ctx := ctxT(t)
+
+	var created []string
+	var failure error
+	for i := range maxPTYs + 2 {
+		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("s%d", i)})
+		if err != nil {
+			failure = err
+			break
+		}
+		created = append(created, sess.ID)
+	}
+	require.Error(t, failure, "only %d terminals exist", maxPTYs)
+	assert.Len(t, created, maxPTYs-1, "every terminal but the default session's is used before the refusal")
+	var apiErr *client.Error
+	require.ErrorAs(t, failure, &apiErr)
+	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+	assert.Contains(t, apiErr.Detail, "no pseudo-terminal available")
+
+	// The server is still up and its sessions keep working.
+	select {
+	case <-s.exited:
+		t.Fatalf("the server exited:\n%s", s.logs.String())
+	default:
+	}
+	obs, err := s.Client.Run(ctx, "echo still-here", client.RunOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "still-here", obs.Content)
+	for _, id := range created {
+		cmd, err := s.Client.StartCommand(ctx, id, "echo in-"+id)
+		require.NoError(t, err)
+		done := waitDone(t, s.Client, id, cmd.ID)
+		require.NotNil(t, done.ExitCode)
+		assert.Equal(t, 0, *done.ExitCode)
+	}
+
+	// A deleted session gives its terminal back.
+	require.NoError(t, s.Client.DeleteSession(ctx, created[0]))
+	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
+	assert.NoError(t, err, "the freed terminal is used again")
+	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "one-too-many"})
+	assert.ErrorAs(t, err, &apiErr, "and the limit holds again")
 }
 
 func TestFault_ForkBombOfBackgroundChildrenIsReapedAsPID1(t *testing.T) {

@@ -126,6 +126,10 @@ type Result struct {
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("shell session is closed")
 
+// ErrNoPTY is returned when a new shell cannot start because the system has
+// no pseudo-terminal left; ending another session frees one.
+var ErrNoPTY = errors.New("no pseudo-terminal available")
+
 // Session is a persistent interactive bash on a terminal. Commands run one
 // at a time; state (directory, variables, functions, aliases) persists
 // between them. If bash dies, the next request starts a new one in the last
