@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,6 +103,69 @@ func TestFault_ClientGoneMidCommandLeaksNothing(t *testing.T) {
 		return err == nil && now.Runtime.Goroutines <= base.Runtime.Goroutines+2 &&
 			now.Runtime.OpenFDs <= base.Runtime.OpenFDs && now.Runtime.Children == base.Runtime.Children
 	}, 10*time.Second, 50*time.Millisecond, "goroutines, fds and children back to %+v", base.Runtime)
+}
+
+// TestFault_BashKilledFromOutsideMidCommand kills the shell the way the
+// OOM killer or a stray `kill` would: from outside, while a command runs.
+func TestFault_BashKilledFromOutsideMidCommand(t *testing.T) {
+	for _, tc := range []struct{ name, command string }{
+		// The terminal hangs up on sleep when bash dies.
+		{"command ends with bash", "sleep 30"},
+		// This one outlives bash and holds the terminal open (as a
+		// nohup'd job would, it is left running).
+		{"command ignores the hang-up", "(trap '' HUP; echo $BASHPID >../survivor.pid; exec sleep 30)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, startOpts{})
+			ctx := ctxT(t)
+			t.Cleanup(func() {
+				if b, err := os.ReadFile(filepath.Join(s.WorkDir, "survivor.pid")); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			_, err := s.Client.Run(ctx, "mkdir -p kept && cd kept", client.RunOptions{})
+			require.NoError(t, err)
+			obs, err := s.Client.Run(ctx, tc.command, client.RunOptions{Timeout: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, -1, obs.Metadata.ExitCode, "the hard timeout returned with the command still running")
+
+			sess, err := s.Client.GetSession(ctx, "default")
+			require.NoError(t, err)
+			bash := sess.PID
+			// Only ever signal the shell of the server this test started.
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bash))
+			require.NoError(t, err)
+			fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			require.Equal(t, strconv.Itoa(s.cmd.Process.Pid), fields[1], "pid %d is the server's child", bash)
+			require.Contains(t, string(stat), "(bash)")
+			require.NoError(t, syscall.Kill(bash, syscall.SIGKILL))
+
+			// Once the kernel has removed it, the next action must know.
+			require.Eventually(t, func() bool {
+				return errors.Is(syscall.Kill(bash, 0), syscall.ESRCH)
+			}, 10*time.Second, time.Millisecond, "bash %d is gone", bash)
+
+			kept := filepath.Join(s.WorkDir, "kept")
+			out, err := s.Client.Run(ctx, "echo ok", client.RunOptions{Timeout: 10 * time.Second})
+			require.NoError(t, err)
+			assert.Equal(t, "ok", out.Content)
+			assert.Equal(t, "[The previous shell exited (status 137), so a new shell was started in "+kept+
+				". Variables, functions and aliases set in the old shell are gone.]\n", out.Metadata.Prefix)
+			assert.Equal(t, 0, out.Metadata.ExitCode)
+			require.NotNil(t, out.Metadata.WorkingDir)
+			assert.Equal(t, kept, *out.Metadata.WorkingDir, "the last working directory is kept")
+
+			sess, err = s.Client.GetSession(ctx, "default")
+			require.NoError(t, err)
+			assert.NotEqual(t, bash, sess.PID, "a new shell")
+			again, err := s.Client.Run(ctx, "echo again", client.RunOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, "again", again.Content)
+			assert.Empty(t, again.Metadata.Prefix, "the restart is reported once")
+		})
+	}
 }
 
 // TestFault_DescriptorLimitRefusesNewSessions lowers the server's

@@ -259,8 +259,16 @@ func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if s.proc.alive() {
+	if s.proc.alive() && !s.proc.reaped() {
 		return s.proc, nil
+	}
+	// A bash that was just killed is reported dead only once its last
+	// output is drained; wait for that rather than refuse this action
+	// because the command it was running seems to run still.
+	select {
+	case <-s.proc.exited:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	old := s.proc
 	old.close(0) // end what it left behind before a pid can be reused
