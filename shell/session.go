@@ -476,18 +476,33 @@ func (s *Session) window(p *process, c *Command, hidden bool) (text string, trun
 	s.mu.Lock()
 	v := s.view
 	s.mu.Unlock()
-	fin, lost := c.out.ReadFrom(v.off, -1)
+	from := v.off
+	skipped := false
+	if !hidden {
+		// Only the last HistoryLines lines can be shown: copy just those,
+		// not the whole output buffer. What was shown of the changeable
+		// text (v.live) is at the front and removed by afterShown, so keep
+		// that many lines more; when lines are skipped even so, the rest
+		// is cut to HistoryLines below, as it would be from the whole.
+		if ls := c.out.lineStart(s.opts.HistoryLines + strings.Count(v.live, "\n") + 2); ls > from {
+			from, skipped = ls, true
+		}
+	}
+	fin, lost := c.out.ReadFrom(from, -1)
 	live := p.liveText(c)
 	end := c.out.total
 	p.mu.Unlock()
 
 	cur := string(fin) + string(live)
-	text = afterShown(cur, v.live)
+	text = cur
+	if !skipped {
+		text = afterShown(cur, v.live)
+	}
 	s.mu.Lock()
 	s.view.off, s.view.live = end, string(live)
 	s.mu.Unlock()
 
-	truncated = lost > 0
+	truncated = lost > 0 || skipped
 	if !hidden {
 		text, truncated = lastLines(text, s.opts.HistoryLines, truncated)
 	}
