@@ -30,6 +30,13 @@ lint:
 test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	FUZZTIME=5s scripts/fuzz.sh
+	scripts/vuln.sh
+
+# govulncheck at a pinned version; warns and passes only when the
+# vulnerability database cannot be reached.
+.PHONY: vuln
+vuln:
+	scripts/vuln.sh
 
 # Concurrent clients mixing every kind of action; fails on a wrong answer
 # or a leak. SOAK_DURATION=2h for a long run.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -57,6 +58,36 @@ func TestRun_ThroughTheBinary(t *testing.T) {
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, event.ObsError, oe.Observation.Type())
 	assert.Contains(t, oe.Observation.Text(), "Cannot execute multiple commands at once")
+}
+
+// TestRun_HugeOutputKeepsServerMemoryBounded prints 256 MB, 32 times the
+// per-command output buffer, through the binary: the server's peak resident
+// memory grows by that buffer and a little more, not with the output.
+func TestRun_HugeOutputKeepsServerMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 256 MB through a terminal")
+	}
+	const (
+		outputBuffer = 8 << 20 // the default of --output-buffer
+		line         = "some output line"
+		lines        = 256 << 20 / (len(line) + 1)
+	)
+	s := startServer(t, startOpts{})
+	ctx := ctxT(t)
+	_, err := s.Client.Run(ctx, "true", client.RunOptions{})
+	require.NoError(t, err)
+	before := serverRSS(t, s)
+
+	obs, err := s.Client.Run(ctx, fmt.Sprintf("yes '%s' | head -n %d", line, lines),
+		client.RunOptions{Blocking: true, Timeout: 50 * time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, 0, obs.Metadata.ExitCode)
+	assert.True(t, strings.HasSuffix(obs.Content, "\n"+line), "the output ends with the last line")
+	assert.Equal(t, "[Previous command outputs are truncated. Showing the last 11000 lines of the output below.]\n", obs.Metadata.Prefix)
+
+	growth := serverPeakRSS(t, s) - before
+	t.Logf("server peak RSS grew by %.1f MB while printing %d MB", float64(growth)/(1<<20), lines*(len(line)+1)>>20)
+	assert.Less(t, growth, int64(outputBuffer+4<<20), "peak growth within the output buffer and 4 MB")
 }
 
 func TestExecuteAction_WireFormat(t *testing.T) {

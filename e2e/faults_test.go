@@ -3,10 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,7 +105,73 @@ func TestFault_ClientGoneMidCommandLeaksNothing(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "goroutines, fds and children back to %+v", base.Runtime)
 }
 
-func TestFault_OutOfDescriptorsForNewTerminals(t *testing.T) {
+// TestFault_BashKilledFromOutsideMidCommand kills the shell the way the
+// OOM killer or a stray `kill` would: from outside, while a command runs.
+func TestFault_BashKilledFromOutsideMidCommand(t *testing.T) {
+	for _, tc := range []struct{ name, command string }{
+		// The terminal hangs up on sleep when bash dies.
+		{"command ends with bash", "sleep 30"},
+		// This one outlives bash and holds the terminal open (as a
+		// nohup'd job would, it is left running).
+		{"command ignores the hang-up", "(trap '' HUP; echo $BASHPID >../survivor.pid; exec sleep 30)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, startOpts{})
+			ctx := ctxT(t)
+			t.Cleanup(func() {
+				if b, err := os.ReadFile(filepath.Join(s.WorkDir, "survivor.pid")); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			_, err := s.Client.Run(ctx, "mkdir -p kept && cd kept", client.RunOptions{})
+			require.NoError(t, err)
+			obs, err := s.Client.Run(ctx, tc.command, client.RunOptions{Timeout: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, -1, obs.Metadata.ExitCode, "the hard timeout returned with the command still running")
+
+			sess, err := s.Client.GetSession(ctx, "default")
+			require.NoError(t, err)
+			bash := sess.PID
+			// Only ever signal the shell of the server this test started.
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bash))
+			require.NoError(t, err)
+			fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			require.Equal(t, strconv.Itoa(s.cmd.Process.Pid), fields[1], "pid %d is the server's child", bash)
+			require.Contains(t, string(stat), "(bash)")
+			require.NoError(t, syscall.Kill(bash, syscall.SIGKILL))
+
+			// Once the kernel has removed it, the next action must know.
+			require.Eventually(t, func() bool {
+				return errors.Is(syscall.Kill(bash, 0), syscall.ESRCH)
+			}, 10*time.Second, time.Millisecond, "bash %d is gone", bash)
+
+			kept := filepath.Join(s.WorkDir, "kept")
+			out, err := s.Client.Run(ctx, "echo ok", client.RunOptions{Timeout: 10 * time.Second})
+			require.NoError(t, err)
+			assert.Equal(t, "ok", out.Content)
+			assert.Equal(t, "[The previous shell exited (status 137), so a new shell was started in "+kept+
+				". Variables, functions and aliases set in the old shell are gone.]\n", out.Metadata.Prefix)
+			assert.Equal(t, 0, out.Metadata.ExitCode)
+			require.NotNil(t, out.Metadata.WorkingDir)
+			assert.Equal(t, kept, *out.Metadata.WorkingDir, "the last working directory is kept")
+
+			sess, err = s.Client.GetSession(ctx, "default")
+			require.NoError(t, err)
+			assert.NotEqual(t, bash, sess.PID, "a new shell")
+			again, err := s.Client.Run(ctx, "echo again", client.RunOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, "again", again.Content)
+			assert.Empty(t, again.Metadata.Prefix, "the restart is reported once")
+		})
+	}
+}
+
+// TestFault_DescriptorLimitRefusesNewSessions lowers the server's
+// RLIMIT_NOFILE, so opening a terminal fails with EMFILE. Running out of
+// pseudo-terminals themselves is TestFault_OutOfPTYsRefusesNewSessions.
+func TestFault_DescriptorLimitRefusesNewSessions(t *testing.T) {
 	s := startServer(t, startOpts{})
 	ctx := ctxT(t)
 	info, err := s.Client.ServerInfo(ctx)
@@ -137,6 +206,68 @@ func TestFault_OutOfDescriptorsForNewTerminals(t *testing.T) {
 	}
 	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
 	assert.NoError(t, err, "freed descriptors can be used again")
+}
+
+// TestFault_OutOfPTYsRefusesNewSessions runs the server with a private
+// devpts instance that holds only a few terminals, so a new session finds
+// none left (ENOSPC from /dev/ptmx), as on a machine whose terminals are all
+// taken.
+func TestFault_OutOfPTYsRefusesNewSessions(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting a private devpts instance needs root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	const maxPTYs = 4
+	// A new mount namespace, so the small instance is the server's alone;
+	// /dev/ptmx must be the new instance's, or terminals come from the
+	// machine's.
+	mountPTS := fmt.Sprintf("mount -t devpts -o newinstance,ptmxmode=0666,max=%d devpts /dev/pts && "+
+		`mount --bind /dev/pts/ptmx /dev/ptmx && exec "$@"`, maxPTYs)
+	s := startServer(t, startOpts{wrap: []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", mountPTS, "sh"}})
+	ctx := ctxT(t)
+
+	var created []string
+	var failure error
+	for i := range maxPTYs + 2 {
+		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("s%d", i)})
+		if err != nil {
+			failure = err
+			break
+		}
+		created = append(created, sess.ID)
+	}
+	require.Error(t, failure, "only %d terminals exist", maxPTYs)
+	assert.Len(t, created, maxPTYs-1, "every terminal but the default session's is used before the refusal")
+	var apiErr *client.Error
+	require.ErrorAs(t, failure, &apiErr)
+	assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+	assert.Contains(t, apiErr.Detail, "no pseudo-terminal available")
+
+	// The server is still up and its sessions keep working.
+	select {
+	case <-s.exited:
+		t.Fatalf("the server exited:\n%s", s.logs.String())
+	default:
+	}
+	obs, err := s.Client.Run(ctx, "echo still-here", client.RunOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "still-here", obs.Content)
+	for _, id := range created {
+		cmd, err := s.Client.StartCommand(ctx, id, "echo in-"+id)
+		require.NoError(t, err)
+		done := waitDone(t, s.Client, id, cmd.ID)
+		require.NotNil(t, done.ExitCode)
+		assert.Equal(t, 0, *done.ExitCode)
+	}
+
+	// A deleted session gives its terminal back.
+	require.NoError(t, s.Client.DeleteSession(ctx, created[0]))
+	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
+	assert.NoError(t, err, "the freed terminal is used again")
+	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "one-too-many"})
+	assert.ErrorAs(t, err, &apiErr, "and the limit holds again")
 }
 
 func TestFault_ForkBombOfBackgroundChildrenIsReapedAsPID1(t *testing.T) {

@@ -388,16 +388,28 @@ func TestFiles_OwnedByTheSandboxUser(t *testing.T) {
 // serverPeakRSS returns the server's peak resident memory (VmHWM) in bytes.
 func serverPeakRSS(t *testing.T, s *server) int64 {
 	t.Helper()
+	return serverMemory(t, s, "VmHWM")
+}
+
+// serverRSS returns the server's resident memory (VmRSS) in bytes.
+func serverRSS(t *testing.T, s *server) int64 {
+	t.Helper()
+	return serverMemory(t, s, "VmRSS")
+}
+
+// serverMemory returns a memory figure of /proc/<pid>/status in bytes.
+func serverMemory(t *testing.T, s *server, field string) int64 {
+	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			require.NoError(t, err)
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
+	t.Fatalf("no %s in /proc status", field)
 	return 0
 }
 

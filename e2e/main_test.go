@@ -60,6 +60,9 @@ type startOpts struct {
 	apiKey  string
 	noWait  bool
 	workDir string
+	// wrap is a command line the binary and its arguments are appended
+	// to, for running it in another environment (a namespace, ...).
+	wrap []string
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -83,7 +86,8 @@ func startServer(t *testing.T, o startOpts) *server {
 	if len(o.args) == 0 {
 		args = append(args, "--working-dir", o.workDir, "--no-enable-browser")
 	}
-	cmd := exec.Command(filepath.Join(binDir, "action-server"), args...)
+	argv := append(append(o.wrap[:len(o.wrap):len(o.wrap)], filepath.Join(binDir, "action-server")), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8"}, o.env...)
 	if o.apiKey != "" {
 		cmd.Env = append(cmd.Env, "SESSION_API_KEY="+o.apiKey)

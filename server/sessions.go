@@ -130,6 +130,9 @@ func (s *Server) createSession(c *gin.Context) {
 		detail(c, http.StatusBadRequest, err.Error())
 	case errors.Is(err, executor.ErrTooManySessions):
 		detail(c, http.StatusTooManyRequests, err.Error())
+	case errors.Is(err, shell.ErrNoPTY):
+		// Not the server's fault, and it passes when a session ends.
+		detail(c, http.StatusServiceUnavailable, "could not start the session: "+err.Error())
 	case err != nil:
 		detail(c, http.StatusInternalServerError, "could not start the session: "+err.Error())
 	default:

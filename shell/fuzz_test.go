@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,32 @@ func FuzzScreen(f *testing.F) {
 		"\x1b]633;D;0\x07after\n", "a\x1b[2Kb\x1b[1Gc\n", "tab\there\x08x\n", "\x1b[?25l\x1b[Hhome\n",
 	} {
 		f.Add([]byte(s), uint16(len(s)/2))
+	}
+	// Reads cut where it hurts: inside the server's own prompt markers
+	// (whose nonce and kind must arrive whole), inside a UTF-8 rune, an
+	// escape sequence, or just after a carriage return.
+	nonce := "0123456789abcdef"
+	mark := func(kind byte) string { return fmt.Sprintf("\x1b]%d;%s;%c\a", oscMarker, nonce, kind) }
+	prompt := "out\r\n" + mark(markEnd) + "0" + mark(markField) + "-1" + mark(markField) + "root" + mark(markField) +
+		"host" + mark(markField) + "/tmp/é" + mark(markField) + "/usr/bin" + mark(markDone) +
+		mark(markPrompt) + "root@host:/tmp/é# " + mark(markPromptEnd)
+	for _, c := range []struct{ data, cutAfter string }{
+		{mark(markStart) + "output\r\n", "\x1b"},
+		{mark(markStart) + "output\r\n", "\x1b]69"},
+		{mark(markStart) + "output\r\n", nonce[:7]},
+		{prompt, "root" + mark(markField)[:3]},
+		{prompt, "/tmp/\xc3"},
+		{prompt, mark(markDone)[:len(mark(markDone))-1]},
+		{"naïve ✓ 😀\n", "naïve ✓ \xf0\x9f"},
+		{"50%\r100%\r\n", "50%\r"},
+		{"\x1b[31mred\x1b[0m\n", "\x1b["},
+		{"title\x1b]0;window\x1b\\after\n", "window\x1b"},
+	} {
+		k := strings.Index(c.data, c.cutAfter)
+		if k < 0 {
+			f.Fatalf("seed %q does not contain %q", c.data, c.cutAfter)
+		}
+		f.Add([]byte(c.data), uint16(k+len(c.cutAfter)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
 		k := int(cut) % (len(data) + 1)

@@ -17,16 +17,15 @@ var (
 	ErrUnknownKey = errors.New("unknown key name")
 )
 
-// historySize is how many commands a session remembers; historyBytes is
-// how much of their output it keeps beyond the last few.
-const (
-	historySize  = 32
-	historyBytes = 16 << 20
-)
+// historySize is how many commands a session remembers.
+const historySize = 32
 
 // remember adds c to the history, forgetting the oldest commands and the
-// output of older finished ones beyond historyBytes. Called with mu held.
+// output of older finished ones beyond OutputLimit in total, so a session
+// holds at most twice OutputLimit of output however much its commands
+// print: the running command's and its predecessors'. Called with mu held.
 func (s *Session) remember(c *Command) {
+	historyBytes := s.opts.OutputLimit
 	s.history = append(s.history, c)
 	if len(s.history) > historySize {
 		s.history[0] = nil

@@ -200,3 +200,27 @@ func TestHistory_ForgetsOldCommandsAndTheirOutput(t *testing.T) {
 	assert.Len(t, s.history, historySize)
 	s.mu.Unlock()
 }
+
+func TestHistory_EarlierOutputWithinOneOutputLimit(t *testing.T) {
+	const limit = 64 << 10
+	s := newSession(t, func(o *Options) { o.OutputLimit = limit })
+	var cmds []*Command
+	for i := range 4 {
+		// Each prints 24 KiB: two fit in the budget of earlier output,
+		// a third does not.
+		c, err := s.Start(context.Background(), fmt.Sprintf("yes %d | head -c %d", i, 24<<10))
+		require.NoError(t, err)
+		<-c.Done()
+		cmds = append(cmds, c)
+	}
+	// Once the fourth started, the second and third (48 KiB) were kept
+	// and the first, which would make 72 KiB, was let go.
+	kept := func(c *Command) bool {
+		ch := c.Read(0, -1)
+		return ch.Lost == 0 && len(ch.Data) > 0
+	}
+	assert.False(t, kept(cmds[0]), "the oldest output is released")
+	assert.True(t, kept(cmds[1]))
+	assert.True(t, kept(cmds[2]))
+	assert.True(t, kept(cmds[3]), "the newest command's own output")
+}

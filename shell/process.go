@@ -474,6 +474,13 @@ func (p *process) alive() bool {
 	}
 }
 
+// reaped reports whether bash is gone from the system. That happens up to
+// drainOnExit before exited is closed, while the terminal's last output is
+// read.
+func (p *process) reaped() bool {
+	return errors.Is(syscall.Kill(p.pid, 0), syscall.ESRCH)
+}
+
 // run starts c: the command text goes to the command file, then the trigger
 // line is typed. The caller has checked that nothing is running.
 func (p *process) run(c *Command) error {

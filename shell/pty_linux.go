@@ -19,6 +19,11 @@ import (
 // child and must be closed by the caller once the child has started.
 func openPTY() (master, slave *os.File, err error) {
 	m, s, err := pty.Open()
+	if errors.Is(err, syscall.ENOSPC) {
+		// The kernel's words, "no space left on device", would send a
+		// reader looking for a full disk.
+		return nil, nil, fmt.Errorf("open pty: %w (%w)", ErrNoPTY, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("open pty: %w", err)
 	}

@@ -1,24 +1,38 @@
 package shell
 
+import "bytes"
+
 // ring keeps the most recent bytes of a stream, addressed by absolute
 // offset from the start of the stream. Once it holds limit bytes, every
-// write drops the oldest bytes; readers learn how many they missed. Storage
-// grows on demand, so a command that prints little costs little.
+// write drops the oldest bytes; readers learn how many they missed.
+//
+// Storage is allocated in blocks as it fills, so a command that prints
+// little costs little, and reaching the limit never copies what is kept: a
+// buffer grown by doubling would briefly hold one and a half times the
+// limit, and leave the smaller copies as garbage.
 //
 // A ring is not safe for concurrent use.
 type ring struct {
-	buf   []byte
-	head  int   // index in buf of the oldest byte kept
-	size  int   // bytes kept
-	total int64 // bytes ever written: the offset just past the newest byte
-	limit int
+	blocks [][]byte // storage in order; all block long but maybe the last
+	room   int      // bytes of storage, at most limit
+	head   int      // storage index of the oldest byte kept
+	size   int      // bytes kept
+	total  int64    // bytes ever written: the offset just past the newest byte
+	limit  int
+	block  int // size of a storage block
 }
 
+// ringBlock is the storage block size: large enough that a full ring has
+// few blocks, small enough that a short output costs little.
+const ringBlock = 64 << 10
+
 func newRing(limit int) *ring {
-	if limit < 1 {
-		limit = 1
-	}
-	return &ring{limit: limit}
+	return &ring{limit: max(limit, 1), block: ringBlock}
+}
+
+// at returns the storage from index i to the end of its block.
+func (r *ring) at(i int) []byte {
+	return r.blocks[i/r.block][i%r.block:]
 }
 
 // Write appends p, dropping the oldest bytes beyond the limit.
@@ -27,40 +41,26 @@ func (r *ring) Write(p []byte) {
 	if len(p) >= r.limit {
 		// Only the tail of p survives.
 		p = p[len(p)-r.limit:]
-		r.grow(r.limit)
-		copy(r.buf, p)
-		r.head, r.size = 0, len(p)
-		return
+		r.head, r.size = 0, 0
 	}
-	if need := r.size + len(p); need > len(r.buf) && len(r.buf) < r.limit {
-		r.grow(need)
+	// Until the storage reaches the limit nothing is overwritten, so the
+	// bytes kept start at index 0 and new blocks simply go at the end.
+	for r.room < min(r.size+len(p), r.limit) {
+		n := min(r.block, r.limit-r.room)
+		r.blocks = append(r.blocks, make([]byte, n))
+		r.room += n
 	}
 	for len(p) > 0 {
-		// Write a contiguous run at the tail; whatever it overwrites is the
+		// Fill the block at the tail; whatever that overwrites is the
 		// oldest data, so the head moves past it.
-		c := len(r.buf)
-		tail := (r.head + r.size) % c
-		n := min(len(p), c-tail)
-		copy(r.buf[tail:tail+n], p[:n])
+		n := copy(r.at((r.head+r.size)%r.room), p)
 		p = p[n:]
 		r.size += n
-		if over := r.size - c; over > 0 {
-			r.head = (r.head + over) % c
-			r.size = c
+		if over := r.size - r.room; over > 0 {
+			r.head = (r.head + over) % r.room
+			r.size = r.room
 		}
 	}
-}
-
-// grow makes the storage at least n bytes (at most limit) and linear.
-func (r *ring) grow(n int) {
-	c := max(2*len(r.buf), n, 4096)
-	c = min(c, r.limit)
-	if c <= len(r.buf) {
-		return
-	}
-	nb := make([]byte, c)
-	r.copyOut(nb, r.start())
-	r.buf, r.head = nb, 0
 }
 
 // start is the offset of the oldest byte kept.
@@ -72,12 +72,9 @@ func (r *ring) copyOut(dst []byte, off int64) int {
 	skip := int(off - r.start())
 	n := 0
 	for n < len(dst) && skip+n < r.size {
-		i := (r.head + skip + n) % len(r.buf)
-		end := len(r.buf)
-		if stop := i + (r.size - skip - n); stop < end {
-			end = stop
-		}
-		n += copy(dst[n:], r.buf[i:end])
+		seg := r.at((r.head + skip + n) % r.room)
+		seg = seg[:min(len(seg), r.size-skip-n)]
+		n += copy(dst[n:], seg)
 	}
 	return n
 }
@@ -107,5 +104,41 @@ func (r *ring) ReadFrom(off int64, max int) (data []byte, lost int64) {
 
 // release frees the storage; every byte counts as dropped from now on.
 func (r *ring) release() {
-	r.buf, r.head, r.size = nil, 0, 0
+	r.blocks, r.room, r.head, r.size = nil, 0, 0, 0
+}
+
+// lineStart returns the offset where the last n lines kept begin (a final
+// newline ends the last line rather than starting one), or the oldest
+// offset kept when fewer than n lines are kept. A reader that shows only
+// the last lines copies only those.
+func (r *ring) lineStart(n int) int64 {
+	if n <= 0 {
+		return r.total
+	}
+	end := r.size // bytes kept before end are left to search
+	if end > 0 {
+		i := (r.head + end - 1) % r.room
+		if r.blocks[i/r.block][i%r.block] == '\n' {
+			end--
+		}
+	}
+	for end > 0 {
+		// The run of kept bytes that ends just before end and lies in
+		// one block.
+		i := (r.head + end - 1) % r.room
+		k := min(i%r.block+1, end)
+		seg := r.blocks[i/r.block][i%r.block+1-k : i%r.block+1]
+		for {
+			j := bytes.LastIndexByte(seg, '\n')
+			if j < 0 {
+				break
+			}
+			if n--; n == 0 {
+				return r.start() + int64(end-k+j+1)
+			}
+			seg = seg[:j]
+		}
+		end -= k
+	}
+	return r.start()
 }

@@ -40,6 +40,11 @@ type screen struct {
 
 	enc   []byte   // scratch for encoding lines
 	spare [][]rune // emptied line buffers, reused for new lines
+
+	// linesArr and modArr are the arrays lines and mod slide through as
+	// finalized lines leave at the front; see compact.
+	linesArr [][]rune
+	modArr   []time.Time
 }
 
 const (
@@ -212,6 +217,9 @@ func (s *screen) lineFeed() {
 	s.touch()
 	s.row++
 	if s.row == len(s.lines) {
+		if len(s.lines) == cap(s.lines) {
+			s.compact()
+		}
 		var line []rune
 		if n := len(s.spare); n > 0 {
 			line, s.spare = s.spare[n-1], s.spare[:n-1]
@@ -254,6 +262,25 @@ func (s *screen) popFirst() {
 	s.mod = s.mod[1:]
 	s.row--
 	s.savedRow--
+}
+
+// compact moves the live window back to the start of its arrays. popFirst
+// slides the window forward through them, and letting append find them full
+// would allocate new arrays every few lines: several times the bytes of
+// the output itself in garbage.
+func (s *screen) compact() {
+	n := len(s.lines)
+	if cap(s.linesArr) < 2*n {
+		s.linesArr = make([][]rune, 0, max(2*n, 2*screenLines))
+		s.modArr = make([]time.Time, 0, cap(s.linesArr))
+	}
+	// The window may lie inside linesArr already; append copies forward,
+	// which is safe for an overlap that starts further on.
+	s.lines = append(s.linesArr[:0], s.lines...)
+	s.mod = append(s.modArr[:0], s.mod...)
+	// Drop the stale copies behind the window, which would keep line
+	// buffers alive.
+	clear(s.linesArr[n:cap(s.linesArr)])
 }
 
 func (s *screen) emit(line []rune, newline bool) {

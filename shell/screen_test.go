@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -87,4 +88,19 @@ func TestScreen_ManyLongLinesBounded(t *testing.T) {
 		s.Write([]byte(line))
 	}
 	assert.LessOrEqual(t, s.liveSize, screenMaxRunes+lineMaxRunes)
+}
+
+// TestScreen_PlainLinesAllocateNothing guards the memory bound of a flood of
+// output: once warm, lines scrolling through the screen reuse its buffers.
+// Garbage made per line, several times the output's size, would let the
+// heap (and the server's resident memory) grow with the output.
+func TestScreen_PlainLinesAllocateNothing(t *testing.T) {
+	var sunk int
+	s := newScreen(func(b []byte) { sunk += len(b) }, nil)
+	chunk := []byte(strings.Repeat("some output line\r\n", 1000))
+	now := time.Unix(0, 0)
+	s.WriteAt(chunk, now) // warm up: the line buffers and arrays
+	allocs := testing.AllocsPerRun(20, func() { s.WriteAt(chunk, now) })
+	assert.Zero(t, allocs, "allocations per 1000 lines")
+	assert.Positive(t, sunk)
 }

@@ -126,6 +126,10 @@ type Result struct {
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("shell session is closed")
 
+// ErrNoPTY is returned when a new shell cannot start because the system has
+// no pseudo-terminal left; ending another session frees one.
+var ErrNoPTY = errors.New("no pseudo-terminal available")
+
 // Session is a persistent interactive bash on a terminal. Commands run one
 // at a time; state (directory, variables, functions, aliases) persists
 // between them. If bash dies, the next request starts a new one in the last
@@ -255,8 +259,16 @@ func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if s.proc.alive() {
+	if s.proc.alive() && !s.proc.reaped() {
 		return s.proc, nil
+	}
+	// A bash that was just killed is reported dead only once its last
+	// output is drained; wait for that rather than refuse this action
+	// because the command it was running seems to run still.
+	select {
+	case <-s.proc.exited:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	old := s.proc
 	old.close(0) // end what it left behind before a pid can be reused
@@ -464,18 +476,33 @@ func (s *Session) window(p *process, c *Command, hidden bool) (text string, trun
 	s.mu.Lock()
 	v := s.view
 	s.mu.Unlock()
-	fin, lost := c.out.ReadFrom(v.off, -1)
+	from := v.off
+	skipped := false
+	if !hidden {
+		// Only the last HistoryLines lines can be shown: copy just those,
+		// not the whole output buffer. What was shown of the changeable
+		// text (v.live) is at the front and removed by afterShown, so keep
+		// that many lines more; when lines are skipped even so, the rest
+		// is cut to HistoryLines below, as it would be from the whole.
+		if ls := c.out.lineStart(s.opts.HistoryLines + strings.Count(v.live, "\n") + 2); ls > from {
+			from, skipped = ls, true
+		}
+	}
+	fin, lost := c.out.ReadFrom(from, -1)
 	live := p.liveText(c)
 	end := c.out.total
 	p.mu.Unlock()
 
 	cur := string(fin) + string(live)
-	text = afterShown(cur, v.live)
+	text = cur
+	if !skipped {
+		text = afterShown(cur, v.live)
+	}
 	s.mu.Lock()
 	s.view.off, s.view.live = end, string(live)
 	s.mu.Unlock()
 
-	truncated = lost > 0
+	truncated = lost > 0 || skipped
 	if !hidden {
 		text, truncated = lastLines(text, s.opts.HistoryLines, truncated)
 	}

@@ -103,7 +103,7 @@ func run(args []string) int {
 		return 1
 	}
 	apiKey := os.Getenv("SESSION_API_KEY")
-	if apiKey == "" && !isLoopback(cfg.Host) {
+	if exposedWithoutKey(cfg.Host, apiKey) {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
 	srv := server.New(server.Options{APIKey: apiKey, Logger: log})
@@ -233,12 +233,4 @@ func newLogger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
