@@ -93,9 +93,26 @@ func run(quick bool, outPath, only string) error {
 	fmt.Fprintf(f, "# Benchmark results\n\nWritten by `make bench` on %s.\n\nMachine: %s\n\n",
 		time.Now().UTC().Format("2006-01-02"), machine())
 	fmt.Fprint(f, "Each row is measured in the same run as its floor: the cheapest way to do the same work on this machine. Latencies are percentiles over repeated runs; sizes are medians.\n\n")
-	_, err = io.WriteString(f, table)
+	if _, err := io.WriteString(f, table); err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, notes)
 	return err
 }
+
+// notes explain the rows whose reading is not obvious from the table.
+const notes = `
+Notes:
+
+- The 64-session target is for commands that wait, as builds and tests
+  mostly do: sessions then overlap. For ` + "`true`" + `, which is all CPU, 64
+  sessions do 64 times the work of one on 2 cores, so about 32× one
+  session's time is the floor of that row, not a fault; it has no target.
+- Start-up and memory rows have no floor: nothing cheaper does the same
+  work. The transfer floor is a minimal net/http server streaming the same
+  bytes to and from a file.
+`
+
 
 func render(rows []bench.Row) string {
 	var b strings.Builder
