@@ -21,12 +21,13 @@
 //
 // Each server runs in its own mount and PID namespace (so the tests need
 // root): a private /tmp holding the workspace (/tmp/workspace), a fresh
-// home directory mounted over /root or the user's home (the user's from
-// /etc/skel, as useradd -m makes it), its own /proc, and `python` on PATH
-// as in the runtime image. Upstream gets the same from one container per
-// test; without it, commands such as `pkill -f http.server`, writes to
-// /tmp/test_dir or appends to ~/.bashrc would reach other tests, the
-// machine's own home directories or other people's processes.
+// home directory mounted over /root and, for the sandbox user, one over
+// the user's home (from /etc/skel, as useradd -m makes it), its own /proc,
+// and `python` on PATH as in the runtime image. Upstream gets the same
+// from one container per test; without it, commands such as `pkill -f
+// http.server`, `sudo touch /root/test.txt`, writes to /tmp/test_dir or
+// appends to ~/.bashrc would reach other tests, the machine's own home
+// directories or other people's processes.
 //
 // Where each test comes from (test_bash.py unless noted):
 //
