@@ -21,12 +21,13 @@
 //
 // Each server runs in its own mount and PID namespace (so the tests need
 // root): a private /tmp holding the workspace (/tmp/workspace), a fresh
-// home directory mounted over /root or the user's home (the user's from
-// /etc/skel, as useradd -m makes it), its own /proc, and `python` on PATH
-// as in the runtime image. Upstream gets the same from one container per
-// test; without it, commands such as `pkill -f http.server`, writes to
-// /tmp/test_dir or appends to ~/.bashrc would reach other tests, the
-// machine's own home directories or other people's processes.
+// home directory mounted over /root and, for the sandbox user, one over
+// the user's home (from /etc/skel, as useradd -m makes it), its own /proc,
+// and `python` on PATH as in the runtime image. Upstream gets the same
+// from one container per test; without it, commands such as `pkill -f
+// http.server`, `sudo touch /root/test.txt`, writes to /tmp/test_dir or
+// appends to ~/.bashrc would reach other tests, the machine's own home
+// directories or other people's processes.
 //
 // Where each test comes from (test_bash.py unless noted):
 //
@@ -103,6 +104,15 @@
 //	TestEditView_LargeFileIsTruncated                   test_view_large_file_with_truncation
 //	TestEditInsert_InsertLineGivenAsString              test_insert_line_string_conversion (over the wire, not with a mocked editor)
 //
+// From test_ipython.py, with the agent_skills and jupyter plugins:
+//
+//	TestSimpleCmdIPythonAndFileOp                       test_simple_cmd_ipython_and_fileop
+//	TestIPythonMultiUser_KernelRunsAsTheUser            test_ipython_multi_user (never run upstream: its skipif is always true)
+//	TestIPythonSimple                                   test_ipython_simple
+//	TestIPythonChdir_AbsolutePath                       test_ipython_chdir
+//	TestIPythonPackageInstall                           test_ipython_package_install (up to the pip install, which needs PyPI)
+//	TestIPythonFileEditor_PermissionsAsTheSandboxUser   test_ipython_file_editor_permissions_as_openhands (sandbox user only, as upstream)
+//
 // The copy tests keep the host's files outside the sandbox (upstream's
 // are in the mounted workspace already), and the TestHost* tests check
 // this package's copy_to and copy_from against a stand-in server.
@@ -114,9 +124,9 @@
 // (test_cliruntime_multiple_newline_commands), test_microagent.py, and
 // test_runtime_resource.py (its one test is skipped upstream as flaky).
 // Upstream's conftest loads the agent_skills and jupyter plugins for every
-// test; the bash ports run without plugins (add_env_vars then sends only
-// the two bash commands), and TestConnect_WithTheSuitesPlugins covers the
-// plugin form.
+// test; the other ports run without plugins (add_env_vars then sends only
+// the two bash commands), while the IPython ports and
+// TestConnect_WithTheSuitesPlugins load both.
 //
 // Run with: go test -race ./e2e/acceptance/ (as root). Independent tests
 // run in parallel; the suite sets -test.parallel=8 unless given.

@@ -16,9 +16,10 @@ import (
 
 // Where things are inside a sandbox. Each server runs in its own mount and
 // PID namespace: a private /tmp (the workspace lives in it), a fresh home
-// mounted over /root or the sandbox user's home, and its own /proc. That is
-// what a container gives upstream's tests: commands that write /tmp/test_dir
-// or ~/.bashrc, or run `pkill -f http.server`, cannot reach another test,
+// mounted over /root and, for the sandbox user, another over the user's
+// home, and its own /proc. That is what a container gives upstream's
+// tests: commands that write /tmp/test_dir or ~/.bashrc, run `sudo touch
+// /root/test.txt` or `pkill -f http.server`, cannot reach another test,
 // another developer's processes, or the machine's real home directories.
 const (
 	sandboxWorkspace = "/tmp/workspace"
@@ -140,6 +141,9 @@ func (r *runtime) prepare() {
 		must(t, copyFile(serverBin, bin, 0o755))
 	}
 	must(t, os.MkdirAll(home, 0o700))
+	// root's home, of its own in every sandbox: the sandbox user can
+	// reach it with sudo, as upstream's tests do.
+	must(t, os.MkdirAll(filepath.Join(r.base, "roothome"), 0o700))
 	if r.v.asUser {
 		// The user's home as useradd -m makes it in the runtime image.
 		for _, f := range []string{".bashrc", ".profile", ".bash_logout"} {
@@ -194,15 +198,16 @@ func (r *runtime) start() {
 	}
 
 	const script = `set -eu
-home_src=$1 home_dst=$2 tmp_src=$3
-shift 3
+home_src=$1 home_dst=$2 tmp_src=$3 root_src=$4
+shift 4
 mount --make-rprivate /
+if [ "$home_dst" != /root ]; then mount --bind "$root_src" /root; fi
 mount --bind "$home_src" "$home_dst"
 mount --bind "$tmp_src" /tmp
 mount -t proc proc /proc
 exec ` + sandboxServerBin + ` "$@"`
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "sh",
-		filepath.Join(r.base, "home"), r.v.home(), r.hostTmp}, args...)...)
+		filepath.Join(r.base, "home"), r.v.home(), r.hostTmp, filepath.Join(r.base, "roothome")}, args...)...)
 	cmd.Env = env
 	if r.logs == nil {
 		r.logs = &syncBuffer{}
