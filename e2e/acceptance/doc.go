@@ -103,6 +103,23 @@
 //	TestEditView_LargeFileIsTruncated                   test_view_large_file_with_truncation
 //	TestEditInsert_InsertLineGivenAsString              test_insert_line_string_conversion (over the wire, not with a mocked editor)
 //
+// From test_browsing.py (the browser enabled, Debian's Chromium):
+//
+//	TestBrowserDisabled                                 test_browser_disabled
+//	TestSimpleBrowse                                    test_simple_browse
+//	TestBrowserNavigationActions                        test_browser_navigation_actions
+//	TestBrowserFormInteractions                         test_browser_form_interactions
+//	TestBrowserInteractiveActions                       test_browser_interactive_actions
+//	TestBrowserFileUpload                               test_browser_file_upload
+//	TestReadPDFBrowse                                   test_read_pdf_browse ("Canvas" needs pdf.js from its CDN)
+//	TestReadPNGBrowse                                   test_read_png_browse
+//	TestDownloadFile                                    test_download_file (skipped upstream as flaky; browses the page its checks are about)
+//
+// The file viewer writes its address to /tmp/oh-server-url, its default:
+// each sandbox's /tmp is its own, as a container's is.
+// TestBrowsergymEvalEnv stands for test_browsergym_envs.py and only skips:
+// it needs a miniwob evaluation image.
+//
 // The copy tests keep the host's files outside the sandbox (upstream's
 // are in the mounted workspace already), and the TestHost* tests check
 // this package's copy_to and copy_from against a stand-in server.

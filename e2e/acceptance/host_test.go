@@ -166,6 +166,10 @@ type observation struct {
 	Path    string
 	// ImplSource is a read or edit observation's impl_source.
 	ImplSource string
+	// Browser holds a browse observation's fields.
+	Browser browserOutput
+	// FilePath is a download observation's file_path.
+	FilePath string
 
 	metadata cmdMetadata
 	body     string // the server's answer, for failure messages
@@ -463,6 +467,34 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 		}
 	case "run_ipython":
 		if err := allow("code", "image_urls"); err != nil {
+			return nil, err
+		}
+	case "browse":
+		// BrowserOutputObservation: url and trigger_by_action are
+		// required, every other field has a default.
+		o.body = shortBrowseBody(data)
+		if err := allow(browserOutputFields...); err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"url", "trigger_by_action"} {
+			if _, ok := extras[k]; !ok {
+				return nil, fmt.Errorf("TypeError: BrowserOutputObservation missing required argument %q in %s", k, o.body)
+			}
+		}
+		o.Browser = browserOutput{ActivePageIndex: -1, OpenPagesURLs: []string{}}
+		raw, _ := json.Marshal(extras)
+		if err := json.Unmarshal(raw, &o.Browser); err != nil {
+			return nil, fmt.Errorf("browse observation: extras of unexpected types: %v in %s", err, o.body)
+		}
+	case "download":
+		// FileDownloadObservation(content, file_path).
+		if err := allow("file_path"); err != nil {
+			return nil, err
+		}
+		if _, ok := extras["file_path"]; !ok {
+			return nil, fmt.Errorf("TypeError: FileDownloadObservation missing required argument 'file_path' in %s", data)
+		}
+		if err := str("file_path", &o.FilePath); err != nil {
 			return nil, err
 		}
 	default:
