@@ -120,15 +120,23 @@
 // TestBrowsergymEvalEnv stands for test_browsergym_envs.py and only skips:
 // it needs a miniwob evaluation image.
 //
+// From test_microagent.py, the part that reaches the server (the read of
+// .openhands_instructions, list_files and copy_from of the microagents
+// directory, as get_microagents_from_selected_repo does them):
+//
+//	TestLoadMicroagents_FromTheWorkspace                test_load_microagents_with_trailing_slashes
+//	TestLoadMicroagents_FromTheSelectedRepo             test_load_microagents_with_selected_repo (without the org-level repository)
+//	TestLoadMicroagents_WithMissingFiles                test_load_microagents_with_missing_files
+//
+// Its other tests load microagents from host files or mock the MCP
+// tools: host code only.
+//
 // The copy tests keep the host's files outside the sandbox (upstream's
 // are in the mounted workspace already), and the TestHost* tests check
 // this package's copy_to and copy_from against a stand-in server.
-// No upstream runtime test calls list_files directly; the host uses it
-// (with copy_from) to load microagents, which test_microagent.py covers
-// through host code not ported here.
 //
 // Not ported: the Windows, CLIRuntime and LocalRuntime branches and tests
-// (test_cliruntime_multiple_newline_commands), test_microagent.py, and
+// (test_cliruntime_multiple_newline_commands), and
 // test_runtime_resource.py (its one test is skipped upstream as flaky).
 // Upstream's conftest loads the agent_skills and jupyter plugins for every
 // test; the bash ports run without plugins (add_env_vars then sends only

@@ -791,3 +791,41 @@ func multipartFile(path string) (io.Reader, string, error) {
 	}
 	return &body, mw.FormDataContentType(), nil
 }
+
+// listFiles is the host's list_files(path): POST /list_files with
+// {"path": path} ({} for the initial working directory, path ""), a
+// ten-second timeout, and an answer that must be a JSON list.
+func (r *runtime) listFiles(path string) []string {
+	r.t.Helper()
+	data := map[string]string{}
+	if path != "" {
+		data["path"] = path
+	}
+	body, err := json.Marshal(data)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Post(r.url+"/list_files", "application/json", bytes.NewReader(body))
+	if err != nil {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			r.t.Fatalf("list_files %s: TimeoutError: List files operation timed out", path)
+		}
+		r.t.Fatalf("list_files %s: httpx error: %v", path, err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		r.t.Fatalf("list_files %s: read the answer: %v", path, err)
+	}
+	r.t.Logf("<- list_files %s: HTTP %d %s", path, resp.StatusCode, clip(string(raw), 300))
+	if resp.StatusCode >= 400 {
+		r.t.Fatalf("list_files %s: RequestHTTPError: HTTP %d; body %s", path, resp.StatusCode, raw)
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil || names == nil {
+		r.t.Fatalf("list_files %s: AssertionError: the answer is not a list of names: %s", path, raw)
+	}
+	return names
+}
