@@ -5,7 +5,8 @@
 //
 // How a test runs. Each test starts the server with the host's command line
 // (`<PORT> --working-dir DIR [--plugins ...] --username U --user-id N
-// --no-enable-browser`, plus `--host 127.0.0.1`) and the environment
+// [--no-enable-browser]`, plus `--host 127.0.0.1`; the browser is off
+// unless the test enables it, as _load_runtime's default) and the environment
 // DockerRuntime gives its container, waits for /alive, then does what the
 // host's connect does (setup_initial_env: add_env_vars for the initial and
 // startup variables, then `git config --global ...`). Actions are posted
