@@ -5,7 +5,8 @@
 //
 // How a test runs. Each test starts the server with the host's command line
 // (`<PORT> --working-dir DIR [--plugins ...] --username U --user-id N
-// --no-enable-browser`, plus `--host 127.0.0.1`) and the environment
+// [--no-enable-browser]`, plus `--host 127.0.0.1`; the browser is off
+// unless the test enables it, as _load_runtime's default) and the environment
 // DockerRuntime gives its container, waits for /alive, then does what the
 // host's connect does (setup_initial_env: add_env_vars for the initial and
 // startup variables, then `git config --global ...`). Actions are posted
@@ -113,15 +114,40 @@
 //	TestIPythonPackageInstall                           test_ipython_package_install (up to the pip install, which needs PyPI)
 //	TestIPythonFileEditor_PermissionsAsTheSandboxUser   test_ipython_file_editor_permissions_as_openhands (sandbox user only, as upstream)
 //
+// From test_browsing.py (the browser enabled, Debian's Chromium):
+//
+//	TestBrowserDisabled                                 test_browser_disabled
+//	TestSimpleBrowse                                    test_simple_browse
+//	TestBrowserNavigationActions                        test_browser_navigation_actions
+//	TestBrowserFormInteractions                         test_browser_form_interactions
+//	TestBrowserInteractiveActions                       test_browser_interactive_actions
+//	TestBrowserFileUpload                               test_browser_file_upload
+//	TestReadPDFBrowse                                   test_read_pdf_browse ("Canvas" needs pdf.js from its CDN)
+//	TestReadPNGBrowse                                   test_read_png_browse
+//	TestDownloadFile                                    test_download_file (skipped upstream as flaky; browses the page its checks are about)
+//
+// The file viewer writes its address to /tmp/oh-server-url, its default:
+// each sandbox's /tmp is its own, as a container's is.
+// TestBrowsergymEvalEnv stands for test_browsergym_envs.py and only skips:
+// it needs a miniwob evaluation image.
+//
+// From test_microagent.py, the part that reaches the server (the read of
+// .openhands_instructions, list_files and copy_from of the microagents
+// directory, as get_microagents_from_selected_repo does them):
+//
+//	TestLoadMicroagents_FromTheWorkspace                test_load_microagents_with_trailing_slashes
+//	TestLoadMicroagents_FromTheSelectedRepo             test_load_microagents_with_selected_repo (without the org-level repository)
+//	TestLoadMicroagents_WithMissingFiles                test_load_microagents_with_missing_files
+//
+// Its other tests load microagents from host files or mock the MCP
+// tools: host code only.
+//
 // The copy tests keep the host's files outside the sandbox (upstream's
 // are in the mounted workspace already), and the TestHost* tests check
 // this package's copy_to and copy_from against a stand-in server.
-// No upstream runtime test calls list_files directly; the host uses it
-// (with copy_from) to load microagents, which test_microagent.py covers
-// through host code not ported here.
 //
 // Not ported: the Windows, CLIRuntime and LocalRuntime branches and tests
-// (test_cliruntime_multiple_newline_commands), test_microagent.py, and
+// (test_cliruntime_multiple_newline_commands), and
 // test_runtime_resource.py (its one test is skipped upstream as flaky).
 // Upstream's conftest loads the agent_skills and jupyter plugins for every
 // test; the other ports run without plugins (add_env_vars then sends only

@@ -166,6 +166,10 @@ type observation struct {
 	Path    string
 	// ImplSource is a read or edit observation's impl_source.
 	ImplSource string
+	// Browser holds a browse observation's fields.
+	Browser browserOutput
+	// FilePath is a download observation's file_path.
+	FilePath string
 
 	metadata cmdMetadata
 	body     string // the server's answer, for failure messages
@@ -465,6 +469,34 @@ func (r *runtime) observationFromDict(data []byte, hidden bool) (*observation, e
 		if err := allow("code", "image_urls"); err != nil {
 			return nil, err
 		}
+	case "browse":
+		// BrowserOutputObservation: url and trigger_by_action are
+		// required, every other field has a default.
+		o.body = shortBrowseBody(data)
+		if err := allow(browserOutputFields...); err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"url", "trigger_by_action"} {
+			if _, ok := extras[k]; !ok {
+				return nil, fmt.Errorf("TypeError: BrowserOutputObservation missing required argument %q in %s", k, o.body)
+			}
+		}
+		o.Browser = browserOutput{ActivePageIndex: -1, OpenPagesURLs: []string{}}
+		raw, _ := json.Marshal(extras)
+		if err := json.Unmarshal(raw, &o.Browser); err != nil {
+			return nil, fmt.Errorf("browse observation: extras of unexpected types: %v in %s", err, o.body)
+		}
+	case "download":
+		// FileDownloadObservation(content, file_path).
+		if err := allow("file_path"); err != nil {
+			return nil, err
+		}
+		if _, ok := extras["file_path"]; !ok {
+			return nil, fmt.Errorf("TypeError: FileDownloadObservation missing required argument 'file_path' in %s", data)
+		}
+		if err := str("file_path", &o.FilePath); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("observation %q is not one these tests expect: %s", o.Kind, data)
 	}
@@ -758,4 +790,42 @@ func multipartFile(path string) (io.Reader, string, error) {
 		return nil, "", err
 	}
 	return &body, mw.FormDataContentType(), nil
+}
+
+// listFiles is the host's list_files(path): POST /list_files with
+// {"path": path} ({} for the initial working directory, path ""), a
+// ten-second timeout, and an answer that must be a JSON list.
+func (r *runtime) listFiles(path string) []string {
+	r.t.Helper()
+	data := map[string]string{}
+	if path != "" {
+		data["path"] = path
+	}
+	body, err := json.Marshal(data)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Post(r.url+"/list_files", "application/json", bytes.NewReader(body))
+	if err != nil {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			r.t.Fatalf("list_files %s: TimeoutError: List files operation timed out", path)
+		}
+		r.t.Fatalf("list_files %s: httpx error: %v", path, err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		r.t.Fatalf("list_files %s: read the answer: %v", path, err)
+	}
+	r.t.Logf("<- list_files %s: HTTP %d %s", path, resp.StatusCode, clip(string(raw), 300))
+	if resp.StatusCode >= 400 {
+		r.t.Fatalf("list_files %s: RequestHTTPError: HTTP %d; body %s", path, resp.StatusCode, raw)
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil || names == nil {
+		r.t.Fatalf("list_files %s: AssertionError: the answer is not a list of names: %s", path, raw)
+	}
+	return names
 }
