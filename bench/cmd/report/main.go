@@ -113,7 +113,6 @@ Notes:
   bytes to and from a file.
 `
 
-
 func render(rows []bench.Row) string {
 	var b strings.Builder
 	b.WriteString("| metric | this server | floor | ratio | target | met |\n|---|---|---|---|---|---|\n")
