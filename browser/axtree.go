@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -138,6 +139,7 @@ func (t *axTree) object() map[string]any {
 		if n.bid != "" {
 			m["browsergym_id"] = n.bid
 		}
+		stripDescriptionMark(m)
 		if extra := t.children[n.key]; len(extra) > len(n.ChildIDs) {
 			ids := append([]any{}, toAny(n.ChildIDs)...)
 			for _, k := range extra[len(n.ChildIDs):] {
@@ -148,6 +150,29 @@ func (t *axTree) object() map[string]any {
 		nodes = append(nodes, m)
 	}
 	return map[string]any{"nodes": nodes}
+}
+
+// descriptionMark matches the bid that the page marking puts in the
+// aria-description of canvases, with the space that may follow it.
+var descriptionMark = regexp.MustCompile(`^browsergym_id_[a-zA-Z0-9]+\s?`)
+
+// stripDescriptionMark takes the page marking's bid out of a node's
+// description and drops the description when nothing else is left, as
+// BrowserGym does with the bids it puts there.
+func stripDescriptionMark(node map[string]any) {
+	desc, ok := node["description"].(map[string]any)
+	if !ok {
+		return
+	}
+	s, ok := desc["value"].(string)
+	if !ok || !descriptionMark.MatchString(s) {
+		return
+	}
+	if rest := descriptionMark.ReplaceAllString(s, ""); rest != "" {
+		desc["value"] = rest
+	} else {
+		delete(node, "description")
+	}
 }
 
 func toAny(ss []string) []any {

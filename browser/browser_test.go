@@ -59,6 +59,14 @@ var testPages = map[string]string{
 <div style="height:3000px">tall</div>
 <p>Bottom</p>
 </body></html>`,
+	// A canvas made by a script, which Chromium leaves out of the tree
+	// unless something makes it interesting, and one the page describes.
+	"/canvas.html": `<!DOCTYPE html><html><head><title>Canvas</title></head><body>
+<h1>Drawing</h1>
+<div id="board"></div>
+<canvas aria-description="a chart"></canvas>
+<script>document.getElementById('board').appendChild(document.createElement('canvas'));</script>
+</body></html>`,
 	"/inner.html": `<!DOCTYPE html><html><body><button onclick="this.textContent='Inner clicked'">Inner button</button></body></html>`,
 }
 

@@ -36,6 +36,11 @@ type FileViewer struct {
 // and serverPort+1024 (trying random ones, as upstream does), serves the
 // viewer and writes its URL to urlFile (when not empty).
 func StartFileViewer(serverPort int, urlFile string, log *slog.Logger) (*FileViewer, error) {
+	return startFileViewer(serverPort, urlFile, log, pdfjsDir)
+}
+
+// startFileViewer is StartFileViewer with pdf.js looked for in pdfjs.
+func startFileViewer(serverPort int, urlFile string, log *slog.Logger, pdfjs string) (*FileViewer, error) {
 	var l net.Listener
 	var err error
 	lo, hi := serverPort+1, min(serverPort+1024, 65535)
@@ -60,7 +65,13 @@ func StartFileViewer(serverPort int, urlFile string, log *slog.Logger) (*FileVie
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"File viewer server is running"}`))
 	})
-	mux.HandleFunc("GET /view", viewFile)
+	mux.HandleFunc("GET /view", func(w http.ResponseWriter, r *http.Request) { viewFile(w, r, pdfjs) })
+	mux.HandleFunc("GET "+pdfjsLibRoute, func(w http.ResponseWriter, r *http.Request) {
+		servePDFJS(w, r, findPDFJS(pdfjs).lib)
+	})
+	mux.HandleFunc("GET "+pdfjsWorkerRoute, func(w http.ResponseWriter, r *http.Request) {
+		servePDFJS(w, r, findPDFJS(pdfjs).worker)
+	})
 	v.srv = &http.Server{Handler: mux}
 	go v.srv.Serve(l)
 	if urlFile != "" {
@@ -83,8 +94,9 @@ func htmlError(w http.ResponseWriter, status int, title, path string, detail ...
 	}
 }
 
-// viewFile answers GET /view?path=/abs/file with a page showing the file.
-func viewFile(w http.ResponseWriter, r *http.Request) {
+// viewFile answers GET /view?path=/abs/file with a page showing the file;
+// PDFs are drawn by the pdf.js in pdfjs, or the CDN's when it has none.
+func viewFile(w http.ResponseWriter, r *http.Request, pdfjs string) {
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		htmlError(w, http.StatusForbidden, "Access Denied", "This endpoint is only accessible from localhost")
@@ -104,7 +116,8 @@ func viewFile(w http.ResponseWriter, r *http.Request) {
 		htmlError(w, http.StatusBadRequest, "Error: Path is a directory", path)
 		return
 	}
-	page, err := viewerPage(path)
+	lib, worker := findPDFJS(pdfjs).urls()
+	page, err := viewerPage(path, lib, worker)
 	if err != nil {
 		htmlError(w, http.StatusInternalServerError, "Error viewing file", path, err.Error())
 		return
@@ -114,9 +127,9 @@ func viewFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // viewerPage renders the file into a page titled "File Viewer - <name>":
-// images inline, PDFs drawn page by page on canvases by pdf.js (which the
-// page loads from its CDN, as upstream's does).
-func viewerPage(path string) (string, error) {
+// images inline, PDFs drawn page by page on canvases by pdf.js, which the
+// page loads from lib and its worker from worker.
+func viewerPage(path string, lib, worker string) (string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if !viewerExts[ext] {
 		return "", fmt.Errorf("Unsupported file extension: %s. Supported extensions are: .pdf, .png, .jpg, .jpeg, .gif", ext)
@@ -129,15 +142,22 @@ func viewerPage(path string) (string, error) {
 	name := html.EscapeString(filepath.Base(path))
 	var body string
 	if ext == ".pdf" {
+		// The worker is loaded into the page too, so that pdf.js parses in
+		// the page itself, without waiting for a worker thread: the
+		// canvases are then there when the page has loaded, as the
+		// observation after a goto expects. workerSrc is used only if the
+		// worker script did not load.
 		body = `<div id="viewer"></div>
-<script src="https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.min.js"></script>
+<script src="` + html.EscapeString(lib) + `"></script>
+<script src="` + html.EscapeString(worker) + `"></script>
 <script>
 (async () => {
   const viewer = document.getElementById("viewer");
   try {
-    pdfjsLib.GlobalWorkerOptions.workerSrc = "https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.worker.min.js";
+    pdfjsLib.GlobalWorkerOptions.workerSrc = "` + worker + `";
     const bytes = Uint8Array.from(atob("` + b64 + `"), c => c.charCodeAt(0));
     const pdf = await pdfjsLib.getDocument({data: bytes}).promise;
+    const pages = [];
     for (let n = 1; n <= pdf.numPages; n++) {
       const page = await pdf.getPage(n);
       const viewport = page.getViewport({scale: 1.5});
@@ -145,6 +165,9 @@ func viewerPage(path string) (string, error) {
       canvas.width = viewport.width;
       canvas.height = viewport.height;
       viewer.appendChild(canvas);
+      pages.push({page, viewport, canvas});
+    }
+    for (const {page, viewport, canvas} of pages) {
       await page.render({canvasContext: canvas.getContext("2d"), viewport}).promise;
     }
   } catch (e) {

@@ -1,7 +1,9 @@
 package browser
 
 import (
+	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,4 +65,107 @@ func TestFileViewer_ServesFilesAsPages(t *testing.T) {
 		assert.Equal(t, tc.status, status, tc.path)
 		assert.True(t, strings.Contains(body, tc.text), "%s: %s", tc.path, body)
 	}
+}
+
+// onePagePDF is a valid one-page PDF showing a line of text.
+func onePagePDF() []byte {
+	content := "BT /F1 24 Tf 72 700 Td (Hello PDF) Tj ET\n"
+	objects := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objects))
+	for i, o := range objects {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	return b.Bytes()
+}
+
+func TestFileViewer_ServesLocalPDFJSWhenInstalled(t *testing.T) {
+	installed := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(installed, "pdf.js"), []byte("var pdfjsLib = {};"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(installed, "pdf.worker.min.js"), []byte("// worker"), 0o644))
+	workerOnly := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(workerOnly, "pdf.worker.js"), []byte("// worker"), 0o644))
+	doc := filepath.Join(t.TempDir(), "doc.pdf")
+	require.NoError(t, os.WriteFile(doc, onePagePDF(), 0o644))
+
+	tests := []struct {
+		name      string
+		dir       string
+		local     bool
+		lib, work string // served bodies, when local
+	}{
+		{"installed", installed, true, "var pdfjsLib = {};", "// worker"},
+		{"missing", filepath.Join(installed, "nothing-here"), false, "", ""},
+		{"worker without library", workerOnly, false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := startFileViewer(40000, "", slog.New(slog.DiscardHandler), tt.dir)
+			require.NoError(t, err)
+			defer v.Close()
+			get := func(path string) (*http.Response, string) {
+				resp, err := http.Get(v.URL + path)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp, string(b)
+			}
+
+			resp, page := get("/view?path=" + url.QueryEscape(doc))
+			require.Equal(t, http.StatusOK, resp.StatusCode, page)
+			for route, body := range map[string]string{"/pdfjs/pdf.js": tt.lib, "/pdfjs/pdf.worker.js": tt.work} {
+				resp, got := get(route)
+				if !tt.local {
+					assert.Equal(t, http.StatusNotFound, resp.StatusCode, route)
+					continue
+				}
+				assert.Equal(t, http.StatusOK, resp.StatusCode, route)
+				assert.Equal(t, "text/javascript; charset=utf-8", resp.Header.Get("Content-Type"), route)
+				assert.Equal(t, body, got, route)
+			}
+			if tt.local {
+				assert.Contains(t, page, `<script src="/pdfjs/pdf.js"></script>`)
+				assert.Contains(t, page, `workerSrc = "/pdfjs/pdf.worker.js"`)
+				assert.NotContains(t, page, "cdnjs")
+			} else {
+				assert.Contains(t, page, `<script src="https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.min.js"></script>`)
+				assert.Contains(t, page, `workerSrc = "https://cdnjs.cloudflare.com/ajax/libs/pdf.js/3.11.174/pdf.worker.min.js"`)
+			}
+		})
+	}
+}
+
+// The pages of a PDF are drawn on canvases by the pdf.js installed on this
+// machine, without the network; the canvases are in the accessibility tree.
+func TestFileViewer_DrawsPDFWithInstalledPDFJS(t *testing.T) {
+	if findPDFJS(pdfjsDir).lib == "" {
+		t.Skip("pdf.js is not installed (Debian package libjs-pdf)")
+	}
+	v, err := StartFileViewer(40000, "", slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer v.Close()
+	doc := filepath.Join(t.TempDir(), "doc.pdf")
+	require.NoError(t, os.WriteFile(doc, onePagePDF(), 0o644))
+	b, _ := newTestBrowser(t)
+
+	obs, err := b.Interact(stepCtx(t, 60*time.Second), fmt.Sprintf("goto(%q)", v.URL+"/view?path="+doc), false)
+	require.NoError(t, err)
+	require.False(t, obs.Error, obs.LastBrowserActionError)
+	assert.Contains(t, obs.Content, "RootWebArea 'File Viewer - doc.pdf'")
+	assert.NotContains(t, obs.Content, "Error loading file")
+	assert.Regexp(t, `(?m)^\t*\[\d+\] Canvas ''$`, obs.Content)
 }

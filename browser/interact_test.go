@@ -496,3 +496,32 @@ func TestInteract_ClickWaitsForTheNavigationItStarted(t *testing.T) {
 	assert.Equal(t, base+"/late.html", obs.URL)
 	assert.Contains(t, obs.Content, "heading 'Late page'")
 }
+
+func TestInteract_CanvasListedAsBrowserGymDoes(t *testing.T) {
+	base := serve(t)
+	b, _ := newTestBrowser(t)
+
+	for _, code := range []string{fmt.Sprintf("goto(%q)", base+"/canvas.html"), "noop(0)"} {
+		obs := interact(t, b, code, true)
+		require.False(t, obs.Error, obs.LastBrowserActionError)
+		// The board holds the canvas the script made; the described one
+		// follows it.
+		assert.Regexp(t, `\n\t\[\d+\] heading 'Drawing'\n\t\[\d+\] generic\n\t\t\[\d+\] Canvas ''\n\t\[\d+\] Canvas ''\n`, obs.Content, code)
+		assert.NotContains(t, obs.Content, "browsergym_id_", code)
+
+		var descs []any
+		for _, n := range obs.AXTreeObject["nodes"].([]any) {
+			node := n.(map[string]any)
+			if node["role"].(map[string]any)["value"] != "Canvas" {
+				continue
+			}
+			assert.NotEmpty(t, node["browsergym_id"], code)
+			if d, ok := node["description"].(map[string]any); ok {
+				descs = append(descs, d["value"])
+			} else {
+				descs = append(descs, nil)
+			}
+		}
+		assert.ElementsMatch(t, []any{nil, "a chart"}, descs, "the bid is taken out of the description, the page's is kept: %s", code)
+	}
+}

@@ -121,3 +121,29 @@ func TestFailureObservation_HasOpenHandsDefaults(t *testing.T) {
 	assert.Empty(t, o.Screenshot)
 	assert.Equal(t, "Visited http://h/", o.Message())
 }
+
+func TestStripDescriptionMark_LeavesOnlyThePagesDescription(t *testing.T) {
+	tests := []struct {
+		desc any
+		want any // nil: no description left
+	}{
+		{"browsergym_id_12", nil},
+		{"browsergym_id_aB3 ", nil},
+		{"browsergym_id_12 a chart", "a chart"},
+		{"a chart", "a chart"},
+		{"browsergym_id_ alone", "browsergym_id_ alone"},
+		{true, true},
+	}
+	for _, tt := range tests {
+		node := map[string]any{"description": map[string]any{"type": "computedString", "value": tt.desc}}
+		stripDescriptionMark(node)
+		if tt.want == nil {
+			assert.NotContains(t, node, "description", tt.desc)
+			continue
+		}
+		assert.Equal(t, tt.want, node["description"].(map[string]any)["value"], tt.desc)
+	}
+	node := map[string]any{"role": "x"}
+	stripDescriptionMark(node)
+	assert.Equal(t, map[string]any{"role": "x"}, node)
+}

@@ -141,7 +141,9 @@ func (o Options) packages() []string {
 		p = append(p, "python3", "jupyter-server", "python3-ipykernel")
 	}
 	if o.Browser {
-		p = append(p, "chromium", "fonts-liberation")
+		// libjs-pdf: the file viewer serves its pdf.js, so that PDFs show
+		// without internet.
+		p = append(p, "chromium", "fonts-liberation", "libjs-pdf")
 	}
 	slices.Sort(p)
 	return p

@@ -80,6 +80,7 @@ func TestRender_EveryFeatureCombinationParses(t *testing.T) {
 							return
 						}
 						assert.Equal(t, browser, strings.Contains(all, " chromium"), "chromium only with the browser")
+						assert.Equal(t, browser, strings.Contains(all, " libjs-pdf"), "pdf.js for the file viewer only with the browser")
 						hasJupyter := slices.Contains(pl, "jupyter")
 						assert.Equal(t, hasJupyter, strings.Contains(all, " jupyter-server "), "jupyter packages only with jupyter")
 						assert.Equal(t, hasJupyter, strings.Contains(all, " python3-ipykernel"), "jupyter packages only with jupyter")

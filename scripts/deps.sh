@@ -12,7 +12,7 @@ fi
 
 # Debian packages, by feature.
 base_pkgs=(bash sudo procps file ca-certificates)        # shell sessions, user set-up
-browser_pkgs=(chromium)                                  # browser/
+browser_pkgs=(chromium libjs-pdf)                        # browser/ (pdf.js for the file viewer)
 jupyter_pkgs=(jupyter-server python3-ipykernel)          # plugins/jupyter
 skills_pkgs=(python3-pypdf python3-docx python3-pylatexenc) # agent_skills' parse_pdf/docx/latex
 image_pkgs=(buildah debootstrap)                         # image/ end-to-end build

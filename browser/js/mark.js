@@ -9,6 +9,9 @@
 // vw, vh: the viewport size}.
 (function (withSom) {
   const ATTR = "bid";
+  // Prefix of the aria-description that carries a canvas's bid; the
+  // accessibility tree reader takes it out again.
+  const DESC_MARK = "browsergym_id_";
   const STATE = Symbol.for("actionserver.bids");
   const SOM_TAGS = new Set(["input", "textarea", "select", "button", "a", "iframe", "video", "li", "td", "option"]);
   const som = [];
@@ -64,6 +67,17 @@
       }
       seen.add(bid);
       const tag = el.tagName.toLowerCase();
+      // Chromium leaves a canvas without content (as those made by
+      // scripts) out of the accessibility tree unless it has something
+      // interesting, such as a description. BrowserGym describes every
+      // element with its bid and so lists such canvases as "Canvas ''";
+      // describing only canvases keeps the rest of the tree as it is.
+      if (tag === "canvas") {
+        const desc = el.getAttribute("aria-description");
+        if ((desc === null || desc.startsWith(DESC_MARK)) && desc !== DESC_MARK + bid) {
+          el.setAttribute("aria-description", DESC_MARK + bid);
+        }
+      }
       if (tag === "iframe" || tag === "frame") frames.push(el);
       if (withSom && (SOM_TAGS.has(tag) || el.onclick != null || win.getComputedStyle(el).cursor === "pointer")) {
         const r = el.getBoundingClientRect();

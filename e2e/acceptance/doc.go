@@ -122,7 +122,7 @@
 //	TestBrowserFormInteractions                         test_browser_form_interactions
 //	TestBrowserInteractiveActions                       test_browser_interactive_actions
 //	TestBrowserFileUpload                               test_browser_file_upload
-//	TestReadPDFBrowse                                   test_read_pdf_browse ("Canvas" needs pdf.js from its CDN)
+//	TestReadPDFBrowse                                   test_read_pdf_browse ("Canvas" needs Debian's libjs-pdf, or pdf.js from its CDN)
 //	TestReadPNGBrowse                                   test_read_png_browse
 //	TestDownloadFile                                    test_download_file (skipped upstream as flaky; browses the page its checks are about)
 //
