@@ -81,20 +81,33 @@ func Build(ctx context.Context, b Builder, r Request) (Result, error) {
 	res := Result{Tags: tags, Image: Ref(repo, tags.Source)}
 	source, lock, versioned := res.Image, Ref(repo, tags.Lock), Ref(repo, tags.Versioned)
 
+	// exists asks the builder once per name.
+	known := map[string]bool{}
+	exists := func(ref string) (bool, error) {
+		if ok, seen := known[ref]; seen {
+			return ok, nil
+		}
+		ok, err := b.Exists(ctx, ref)
+		if err == nil {
+			known[ref] = ok
+		}
+		return ok, err
+	}
+
 	res.Path, res.From = PathScratch, r.BaseImage
 	if !r.Force {
-		if ok, err := b.Exists(ctx, source); err != nil {
+		if ok, err := exists(source); err != nil {
 			return res, err
 		} else if ok {
 			res.Path, res.From, res.Tagged = PathReuse, "", []string{source}
 			res.Duration = time.Since(start)
 			return res, nil
 		}
-		if ok, err := b.Exists(ctx, lock); err != nil {
+		if ok, err := exists(lock); err != nil {
 			return res, err
 		} else if ok {
 			res.Path, res.From = PathLock, lock
-		} else if ok, err := b.Exists(ctx, versioned); err != nil {
+		} else if ok, err := exists(versioned); err != nil {
 			return res, err
 		} else if ok {
 			res.Path, res.From = PathVersioned, versioned
@@ -110,7 +123,7 @@ func Build(ctx context.Context, b Builder, r Request) (Result, error) {
 	}
 	res.Tagged = []string{source}
 	for _, ref := range extra {
-		ok, err := b.Exists(ctx, ref)
+		ok, err := exists(ref)
 		if err != nil {
 			return res, err
 		}

@@ -115,6 +115,13 @@ func TestBuild_DecisionTree(t *testing.T) {
 			assert.Equal(t, tt.from, res.From)
 			assert.Equal(t, tt.tagged, res.Tagged)
 			assert.Equal(t, source, res.Image)
+			seen := map[string]bool{}
+			for _, c := range b.calls {
+				if ref, ok := strings.CutPrefix(c, "exists "); ok {
+					assert.False(t, seen[ref], "the builder is asked about %s once", ref)
+					seen[ref] = true
+				}
+			}
 			if tt.path == PathReuse {
 				assert.Empty(t, b.builds, "nothing is built")
 				return
