@@ -31,8 +31,14 @@ func newIdleTrimmer(after time.Duration) *idleTrimmer {
 }
 
 // middleware counts requests in flight and arms the trim when the last one
-// ends.
+// ends. Health and status checks do not count: they allocate next to
+// nothing, and a monitor polling /alive or /server_info more often than the
+// quiet period would otherwise keep the memory of the last burst forever.
 func (t *idleTrimmer) middleware(c *gin.Context) {
+	if p := c.Request.URL.Path; p == "/alive" || p == "/server_info" {
+		c.Next()
+		return
+	}
 	t.mu.Lock()
 	t.inflight++
 	t.dirty = true
