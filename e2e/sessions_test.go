@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/event"
 )
 
 // waitDone long-polls a command's state until it finishes.
@@ -320,8 +321,14 @@ func TestAttach_TypesIntoTheShell(t *testing.T) {
 		require.NoError(t, err, "output so far: %q", seen.String())
 		seen.Write(data)
 	}
-	// What a person types stays out of the agent's observations.
-	obs, err := s.Client.Run(ctx, "echo agent", client.RunOptions{})
-	require.NoError(t, err)
+	// What a person types stays out of the agent's observations. The
+	// typed command has printed its output but its prompt may still be
+	// on the way; until then the shell refuses the agent's command
+	// without running it.
+	var obs *event.CmdOutput
+	require.Eventually(t, func() bool {
+		obs, err = s.Client.Run(ctx, "echo agent", client.RunOptions{})
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "the shell stays busy after the typed command: %v", err)
 	assert.Equal(t, "agent", obs.Content)
 }
