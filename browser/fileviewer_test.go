@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/testpdf"
 )
 
 // onePixelPNG is a valid 1x1 PNG.
@@ -67,32 +68,6 @@ func TestFileViewer_ServesFilesAsPages(t *testing.T) {
 	}
 }
 
-// onePagePDF is a valid one-page PDF showing a line of text.
-func onePagePDF() []byte {
-	content := "BT /F1 24 Tf 72 700 Td (Hello PDF) Tj ET\n"
-	objects := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
-}
-
 func TestFileViewer_ServesLocalPDFJSWhenInstalled(t *testing.T) {
 	installed := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(installed, "pdf.js"), []byte("var pdfjsLib = {};"), 0o644))
@@ -100,7 +75,7 @@ func TestFileViewer_ServesLocalPDFJSWhenInstalled(t *testing.T) {
 	workerOnly := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(workerOnly, "pdf.worker.js"), []byte("// worker"), 0o644))
 	doc := filepath.Join(t.TempDir(), "doc.pdf")
-	require.NoError(t, os.WriteFile(doc, onePagePDF(), 0o644))
+	require.NoError(t, os.WriteFile(doc, testpdf.Pages("Hello PDF"), 0o644))
 
 	tests := []struct {
 		name      string
@@ -159,7 +134,7 @@ func TestFileViewer_DrawsPDFWithInstalledPDFJS(t *testing.T) {
 	require.NoError(t, err)
 	defer v.Close()
 	doc := filepath.Join(t.TempDir(), "doc.pdf")
-	require.NoError(t, os.WriteFile(doc, onePagePDF(), 0o644))
+	require.NoError(t, os.WriteFile(doc, testpdf.Pages("Hello PDF"), 0o644))
 	b, _ := newTestBrowser(t)
 
 	obs, err := b.Interact(stepCtx(t, 60*time.Second), fmt.Sprintf("goto(%q)", v.URL+"/view?path="+doc), false)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/testpdf"
 )
 
 // Ports of tests/runtime/test_browsing.py: BrowseURLAction and
@@ -679,10 +681,10 @@ func checkScreenshotSaved(t *testing.T, rt *runtime, text string) {
 func TestReadPDFBrowse(t *testing.T) {
 	eachUser(t, func(t *testing.T, v variant) {
 		rt := loadRuntime(t, v, runtimeOpts{enableBrowser: true})
-		copyHostFile(t, rt, "test_document.pdf", textPDF(
-			"This is test content for PDF reading test",
-			"Additional line for PDF structure",
-			"Third line to ensure valid PDF"))
+		copyHostFile(t, rt, "test_document.pdf", testpdf.Pages(
+			"This is test content for PDF reading test\n"+
+				"Additional line for PDF structure\n"+
+				"Third line to ensure valid PDF"))
 
 		obs := viewInFileViewer(t, rt, "test_document.pdf")
 		text := obs.str()
@@ -803,36 +805,6 @@ func TestDownloadFile(t *testing.T) {
 		rt.run(run(`pkill -f "python3 -m http.server" || true`))
 		rt.run(run("rm -f server.log"))
 	})
-}
-
-// textPDF returns a one-page letter-size PDF showing lines in Helvetica,
-// 50 points apart from (100, 750) down, with no compression.
-func textPDF(lines ...string) []byte {
-	var content strings.Builder
-	for i, l := range lines {
-		fmt.Fprintf(&content, "BT /F1 12 Tf 100 %d Td (%s) Tj ET\n", 750-50*i, l)
-	}
-	objects := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
 }
 
 // testPNG is a 400x200 white image with a black bar where upstream's has

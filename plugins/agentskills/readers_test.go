@@ -6,43 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/actionserver/actionserver/internal/testpdf"
 	"github.com/actionserver/actionserver/plugins"
 )
-
-// minimalPDF is a valid PDF with one line of Helvetica text per page.
-func minimalPDF(pages ...string) string {
-	n := len(pages)
-	font := 3 + 2*n
-	var kids []string
-	for i := range pages {
-		kids = append(kids, fmt.Sprintf("%d 0 R", 3+2*i))
-	}
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n),
-	}
-	for i, text := range pages {
-		stream := "BT /F1 12 Tf 72 720 Td (" + text + ") Tj ET"
-		objs = append(objs,
-			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>", font, 4+2*i),
-			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream))
-	}
-	objs = append(objs, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	var b strings.Builder
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.String()
-}
 
 // The document libraries come from the test set-up's Debian packages
 // (python3-pypdf, python3-docx, python3-pylatexenc); Debian has no
@@ -50,7 +16,7 @@ func minimalPDF(pages ...string) string {
 func TestParse_ReadsDocuments(t *testing.T) {
 	k := startKernel(t, plugins.Env{})
 	pdf := filepath.Join(k.cwd, "doc.pdf")
-	writeFile(t, pdf, minimalPDF("Hello PDF", "Second page"))
+	writeFile(t, pdf, string(testpdf.Pages("Hello PDF", "Second page")))
 	tex := filepath.Join(k.cwd, "paper.tex")
 	writeFile(t, tex, "\\section{Intro}\nHello \\textbf{world} and $\\alpha$.\n")
 	docx := filepath.Join(k.cwd, "notes.docx")
