@@ -330,5 +330,5 @@ func TestAttach_TypesIntoTheShell(t *testing.T) {
 		obs, err = s.Client.Run(ctx, "echo agent", client.RunOptions{})
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond, "the shell stays busy after the typed command: %v", err)
-	assert.Equal(t, "agent", obs.Content)
+	assert.Equal(t, "agent", obs.Content, "%+v", obs.Metadata)
 }

@@ -67,9 +67,13 @@ func (s *Session) Start(ctx context.Context, text string) (*Command, error) {
 	if busy {
 		return nil, ErrBusy
 	}
+	s.mu.Lock()
+	prev := s.last
+	s.mu.Unlock()
 	c := s.newCommand(p, text)
 	c.incomplete = incompleteInput(text)
 	if err := p.run(c); err != nil {
+		s.abandon(p, c, prev)
 		return nil, err
 	}
 	return c, nil

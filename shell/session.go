@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -335,6 +336,7 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 		err = p.run(c)
 	}
 	if err != nil {
+		s.abandon(p, c, last)
 		return Result{}, err
 	}
 	res, err := s.wait(ctx, p, c, req, cmd)
@@ -354,6 +356,27 @@ func (s *Session) newCommand(p *process, text string) *Command {
 	s.view = view{}
 	s.remember(c)
 	return c
+}
+
+// abandon forgets c, a command that never reached bash (the shell was busy
+// with what a person typed, say): prev is the last command again. Left in
+// place, c would count as running forever and every later command would
+// be refused.
+func (s *Session) abandon(p *process, c *Command, prev *Command) {
+	p.mu.Lock()
+	if !isClosed(c.done) {
+		c.meta = unknownMetadata()
+		c.finished = time.Now()
+		close(c.done)
+		c.notify()
+	}
+	p.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == c {
+		s.last = prev
+	}
+	s.history = slices.DeleteFunc(s.history, func(h *Command) bool { return h == c })
 }
 
 // sendInput types text and Enter into the running command, or sends a
