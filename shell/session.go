@@ -388,17 +388,29 @@ func sendInput(p *process, cmd string) error {
 	return p.write([]byte(cmd + "\n"))
 }
 
+// keyQuiet is the shortest no-change wait after a control key. A key
+// usually ends the command, but bash may print its prompt only once the
+// child it waits for is done: Ctrl-C that lands while a loop is between
+// two commands reaches bash, not the child, and the loop stops after the
+// child. With a short NO_CHANGE_TIMEOUT the agent would be told the
+// command still runs and be refused its next one.
+const keyQuiet = 3 * time.Second
+
 // wait watches c until it completes or a timeout ends the wait.
 func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request, cmd string) (Result, error) {
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	quiet := s.opts.NoChangeTimeout
+	if _, key := specialKey(cmd); key {
+		quiet = max(quiet, keyQuiet)
+	}
 	for {
 		now := time.Now()
 		next := now.Add(time.Hour)
 		if !req.Blocking {
 			quietSince := max(start.UnixNano(), p.lastOutput.Load())
-			soft := time.Unix(0, quietSince).Add(s.opts.NoChangeTimeout)
+			soft := time.Unix(0, quietSince).Add(quiet)
 			if !now.Before(soft) {
 				return s.timedOut(p, c, req, cmd, suffixNoChange(formatSeconds(s.opts.NoChangeTimeout.Seconds()))), nil
 			}

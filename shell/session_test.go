@@ -455,3 +455,15 @@ func TestSweepStaleDirs_RemovesOnlyThoseOfDeadServers(t *testing.T) {
 		assert.NoError(t, err, d)
 	}
 }
+
+func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	// A command that ignores Ctrl-C and ends a little later, as a loop
+	// does when the key reaches bash between two of its commands.
+	res := run(t, s, cmd(`bash -c 'trap "" INT; sleep 2; echo finished'`))
+	require.Equal(t, -1, res.Metadata.ExitCode, "still running after the no-change timeout")
+	res = run(t, s, Request{Command: "C-c", IsInput: true})
+	assert.Equal(t, 0, res.Metadata.ExitCode, "%+v", res)
+	assert.Contains(t, res.Content, "finished")
+	assert.Equal(t, "\n[The command completed with exit code 0. CTRL+C was sent.]", res.Suffix)
+}
