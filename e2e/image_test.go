@@ -148,6 +148,8 @@ func TestImage_BuildReuseRebuildAndRun(t *testing.T) {
 		assert.True(t, ok, "%s is tagged", ref)
 	}
 
+	t.Logf("image sizes: base %s, runtime %s", imageSize(t, ctx, baseImage), imageSize(t, ctx, first.Image))
+
 	again := build(opts)
 	assert.Equal(t, image.PathReuse, again.Path, "the same options and binary reuse the image")
 	assert.Equal(t, first.Image, again.Image)
@@ -234,6 +236,12 @@ func TestImage_BuildReuseRebuildAndRun(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "launched", obs.Content)
 	})
+}
+
+// imageSize is the size buildah reports for ref, as `buildah images` shows it.
+func imageSize(t *testing.T, ctx context.Context, ref string) string {
+	t.Helper()
+	return buildahOut(t, ctx, "images", "--format", "{{.Size}}", ref)
 }
 
 // runInImage starts args in a new container of ref with buildah's chroot

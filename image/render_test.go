@@ -132,7 +132,7 @@ func TestRender_RefusesWhatItCannotBuild(t *testing.T) {
 		{"unknown plugin", Options{BaseImage: "debian", Plugins: []string{"emacs"}}, "Plugin emacs not found"},
 		{"agent_skills alone", Options{BaseImage: "debian", Plugins: []string{"agent_skills"}}, "agent_skills needs jupyter"},
 		{"bad user", Options{BaseImage: "debian", User: "Bad User"}, `user "Bad User": not a valid user name`},
-		{"uid 0", Options{BaseImage: "debian", User: "dev", UID: 0}, ""},
+		{"no uid for a user means 1000", Options{BaseImage: "debian", User: "dev", UID: 0}, ""},
 		{"multi-line extra", Options{BaseImage: "debian", ExtraDeps: "a\nb"}, "one line only"},
 	}
 	for _, tt := range tests {
