@@ -388,6 +388,21 @@ func sendInput(p *process, cmd string) error {
 	return p.write([]byte(cmd + "\n"))
 }
 
+// ctrlC is the byte Ctrl-C sends.
+const ctrlC = 0x03
+
+// interruptAgain and interruptEcho: a Ctrl-C can be lost. When it reaches
+// the terminal just as one command of a loop has ended and bash has not yet
+// taken the terminal back, it goes to the ended command's empty process
+// group and the loop runs on, as it would for a person, who would press
+// Ctrl-C again. So does the server, once: if interruptAgain after the key
+// the command still runs and has printed since (beyond the echo of the key,
+// within interruptEcho), it sends Ctrl-C a second time.
+const (
+	interruptAgain = 1500 * time.Millisecond
+	interruptEcho  = 200 * time.Millisecond
+)
+
 // keyQuiet is the shortest no-change wait after a control key. A key
 // usually ends the command, but bash may print its prompt only once the
 // child it waits for is done: Ctrl-C that lands while a loop is between
@@ -402,12 +417,31 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	quiet := s.opts.NoChangeTimeout
-	if _, key := specialKey(cmd); key {
+	key, isKey := specialKey(cmd)
+	if isKey {
 		quiet = max(quiet, keyQuiet)
+	}
+	// Ctrl-C again, once, if the command went on printing as if it never
+	// came (see interruptAgain).
+	// Only for a key sent into a running command: c is then that command,
+	// not the key itself.
+	again := time.Time{}
+	if isKey && key == ctrlC && c.Text != cmd {
+		again = start.Add(interruptAgain)
 	}
 	for {
 		now := time.Now()
 		next := now.Add(time.Hour)
+		if !again.IsZero() {
+			if !now.Before(again) {
+				if p.lastOutput.Load() > start.Add(interruptEcho).UnixNano() {
+					_ = p.write([]byte{ctrlC})
+				}
+				again = time.Time{}
+			} else {
+				next = again
+			}
+		}
 		if !req.Blocking {
 			quietSince := max(start.UnixNano(), p.lastOutput.Load())
 			soft := time.Unix(0, quietSince).Add(quiet)

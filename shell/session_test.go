@@ -467,3 +467,14 @@ func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *tes
 	assert.Contains(t, res.Content, "finished")
 	assert.Equal(t, "\n[The command completed with exit code 0. CTRL+C was sent.]", res.Suffix)
 }
+
+func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	// The first Ctrl-C is lost as if it reached an ended command's process
+	// group: the trap swallows it, and the loop goes on printing.
+	res := run(t, s, Request{Command: `bash -c 'trap "trap - INT" INT; while true; do echo tick; sleep 0.2; done'`, Timeout: time.Second})
+	require.Equal(t, -1, res.Metadata.ExitCode)
+	res = run(t, s, Request{Command: "C-c", IsInput: true, Timeout: 20 * time.Second})
+	assert.Equal(t, 130, res.Metadata.ExitCode, "%+v", res)
+	assert.Equal(t, "\n[The command completed with exit code 130. CTRL+C was sent.]", res.Suffix)
+}
