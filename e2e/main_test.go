@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/internal/freeport"
 )
 
 var binDir string
@@ -68,10 +68,11 @@ type startOpts struct {
 // freePort asks the kernel for a free loopback port.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	port, err := freeport.Pick("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // startServer runs the binary in OpenHands' argv form on loopback, with a

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/actionserver/actionserver/internal/freeport"
 )
 
 // sandboxUserName stands for upstream's "openhands" user. It is a name no
@@ -191,12 +192,11 @@ func waitAlive(url string, exited <-chan struct{}, limit time.Duration) error {
 // freePort asks the kernel for a free port, like the suite's dynamic_port.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 type syncBuffer struct {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/internal/freeport"
 	"github.com/actionserver/actionserver/plugins"
 )
 
@@ -180,18 +180,37 @@ func (p *Plugin) untilStop(ctx context.Context) (context.Context, context.Cancel
 	return ctx, func() { cancel(context.Canceled) }
 }
 
+// launchTries is how many ports launch tries: another process can take
+// the port it picked before the server listens on it.
+const launchTries = 3
+
+// errPortTaken is why a server exited during start-up when its port was
+// found taken afterwards.
+var errPortTaken = errors.New("its port was taken before it could listen on it")
+
 // launch starts a Jupyter Server and waits until it answers. It launches
 // nothing once Stop has begun.
 func (p *Plugin) launch(ctx context.Context) (*serverRun, error) {
+	bin, err := serverBinary(p.env.Environ)
+	if err != nil {
+		return nil, err
+	}
+	for try := 1; ; try++ {
+		port, err := freeport.Pick("127.0.0.1")
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.launchOn(ctx, bin, port)
+		if !errors.Is(err, errPortTaken) || try == launchTries {
+			return r, err
+		}
+		p.env.Logger.Warn("jupyter server lost its port; trying another", "port", port, "error", err)
+	}
+}
+
+// launchOn starts bin listening on port and waits until it answers.
+func (p *Plugin) launchOn(ctx context.Context, bin string, port int) (*serverRun, error) {
 	env := p.env
-	bin, err := serverBinary(env.Environ)
-	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	token := newID()
 	runtime, err := os.MkdirTemp("", "jupyter-runtime-")
 	if err != nil {
@@ -249,7 +268,11 @@ func (p *Plugin) launch(ctx context.Context) (*serverRun, error) {
 		}
 		select {
 		case <-r.exited:
-			return fail(fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState))
+			err := fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState)
+			if !freeport.Available("127.0.0.1", port) {
+				err = fmt.Errorf("%w: %w", err, errPortTaken)
+			}
+			return fail(err)
 		case <-ctx.Done():
 			return fail(fmt.Errorf("jupyter server not ready: %w (last error: %v)", context.Cause(ctx), err))
 		case <-time.After(delay):
@@ -271,15 +294,6 @@ func runsAsRoot(env plugins.Env) bool {
 		return env.Credential.Uid == 0
 	}
 	return os.Getuid() == 0
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // supervise restarts the Jupyter Server, with backoff, each time it exits

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -192,4 +193,47 @@ func TestPlugin_KernelRunsAsTheSandboxUser(t *testing.T) {
 	fi, err := os.Stat(ws + "/made.txt")
 	require.NoError(t, err)
 	assert.EqualValues(t, uid, fi.Sys().(*syscall.Stat_t).Uid)
+}
+
+// TestPlugin_StartsOnAnotherPortWhenItsPortIsTaken stands a server in
+// front of the real one that, the first time, lets another process take
+// its port and then fails as Jupyter Server does in that case.
+func TestPlugin_StartsOnAnotherPortWhenItsPortIsTaken(t *testing.T) {
+	real, err := serverBinary(nil)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	script := `#!/bin/sh
+dir=$1; real=$2; shift 2
+if [ ! -e "$dir/taken" ]; then
+	port=$(printf '%s\n' "$@" | sed -n 's/^--ServerApp.port=//p')
+	python3 -c '
+import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+open(sys.argv[2] + ".tmp", "w").write(sys.argv[1] + " " + str(os.getpid()))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+time.sleep(60)' "$port" "$dir/taken" &
+	while [ ! -e "$dir/taken" ]; do sleep 0.01; done
+	echo "port $port is not available" >&2
+	exit 1
+fi
+exec "$real" "$@"
+`
+	wrapper := filepath.Join(dir, "jupyter-server")
+	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+	launcher := filepath.Join(dir, "launch")
+	require.NoError(t, os.WriteFile(launcher, []byte("#!/bin/sh\nexec "+wrapper+" "+dir+" "+real+" \"$@\"\n"), 0o755))
+
+	p := startPlugin(t, plugins.Env{Environ: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(),
+		"LANG=C.UTF-8", ServerBinEnv + "=" + launcher}})
+
+	b, err := os.ReadFile(filepath.Join(dir, "taken"))
+	require.NoError(t, err, "the first server was started")
+	var taken, holder int
+	_, err = fmt.Sscan(string(b), &taken, &holder)
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Kill(holder, syscall.SIGKILL) })
+	assert.NotEqual(t, taken, p.Status().Port, "the plugin moved to another port")
+	assert.Equal(t, "1", run(t, p, "print(1)").Content)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/internal/freeport"
 	"github.com/actionserver/actionserver/plugins"
 )
 
@@ -35,10 +36,11 @@ func requireServer(t *testing.T) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	port, err := freeport.Pick("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // environ is a plugin environment with only PATH from this process, so
@@ -440,10 +442,8 @@ func BenchmarkStart_ColdToReady(b *testing.B) {
 	}
 	home, work := b.TempDir(), b.TempDir()
 	for b.Loop() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := freeport.Pick("127.0.0.1")
 		require.NoError(b, err)
-		port := ln.Addr().(*net.TCPAddr).Port
-		require.NoError(b, ln.Close())
 		p := NewPlugin(Options{})
 		err = p.Start(context.Background(), plugins.Env{Username: "root", Home: home, WorkDir: work,
 			Environ: environ("VSCODE_PORT=" + strconv.Itoa(port))})
