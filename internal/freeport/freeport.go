@@ -1,4 +1,4 @@
-// Package freeport picks loopback ports for servers another process
+// Package freeport picks and checks ports for servers another process
 // starts, which therefore cannot be handed a listener.
 //
 // Asking the kernel for port 0 and closing the listener, the usual trick,
@@ -75,7 +75,7 @@ func pick(host string, spans []span) (int, error) {
 			}
 			n -= s.size()
 		}
-		if Available(host, port) {
+		if Check(host, port) == nil {
 			return port, nil
 		}
 	}
@@ -87,14 +87,14 @@ func pick(host string, spans []span) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Available reports whether port on host can be listened on just now.
-func Available(host string, port int) bool {
+// Check returns nil when port on host can be listened on just now, and
+// why not otherwise.
+func Check(host string, port int) error {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return false
+		return fmt.Errorf("port %d is not available: %w", port, err)
 	}
-	l.Close()
-	return true
+	return l.Close()
 }
 
 // ephemeralRange reads the kernel's ephemeral port range, or returns

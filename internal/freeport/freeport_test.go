@@ -55,3 +55,12 @@ func TestPick_SkipsABusyPort(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotZero(t, got)
 }
+
+func TestCheck(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := busy.Addr().(*net.TCPAddr).Port
+	assert.ErrorContains(t, Check("127.0.0.1", p), "port "+strconv.Itoa(p)+" is not available")
+	busy.Close()
+	assert.NoError(t, Check("127.0.0.1", p))
+}

@@ -269,7 +269,7 @@ func (p *Plugin) launchOn(ctx context.Context, bin string, port int) (*serverRun
 		select {
 		case <-r.exited:
 			err := fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState)
-			if !freeport.Available("127.0.0.1", port) {
+			if freeport.Check("127.0.0.1", port) != nil {
 				err = fmt.Errorf("%w: %w", err, errPortTaken)
 			}
 			return fail(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -66,15 +65,6 @@ func parsePort(env lookup) (int, error) {
 		return 0, fmt.Errorf("VSCODE_PORT=%q is not a port", v)
 	}
 	return port, nil
-}
-
-// portFree reports whether host:port can be listened on now.
-func portFree(host string, port int) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("port %d is not available: %w", port, err)
-	}
-	return ln.Close()
 }
 
 // server is a VS Code server found on this machine.

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/internal/freeport"
 	"github.com/actionserver/actionserver/plugins"
 )
 
@@ -157,7 +158,7 @@ func (p *Plugin) Start(ctx context.Context, env plugins.Env) error {
 	p.mu.Lock()
 	p.token = &token
 	p.mu.Unlock()
-	if err := portFree(p.host, port); err != nil {
+	if err := freeport.Check(p.host, port); err != nil {
 		return p.disable(err.Error())
 	}
 
