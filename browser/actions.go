@@ -3,6 +3,8 @@ package browser
 import (
 	"fmt"
 	"strings"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // The functions of BrowserGym's default action set (subsets chat, infeas,
@@ -96,10 +98,10 @@ func bindArgs(c Call, params []param) (map[string]any, error) {
 			}
 		}
 		if idx < 0 {
-			return nil, errorf("TypeError", "%s() got an unexpected keyword argument %s", c.Name, pyReprString(kw.Name))
+			return nil, errorf("TypeError", "%s() got an unexpected keyword argument %s", c.Name, pyfmt.String(kw.Name))
 		}
 		if _, dup := args[kw.Name]; dup {
-			return nil, errorf("TypeError", "%s() got multiple values for argument %s", c.Name, pyReprString(kw.Name))
+			return nil, errorf("TypeError", "%s() got multiple values for argument %s", c.Name, pyfmt.String(kw.Name))
 		}
 		args[kw.Name] = kw.Value
 	}
@@ -111,7 +113,7 @@ func bindArgs(c Call, params []param) (map[string]any, error) {
 		if p.hasDef {
 			args[p.name] = p.def
 		} else {
-			missing = append(missing, pyReprString(p.name))
+			missing = append(missing, pyfmt.String(p.name))
 		}
 	}
 	if len(missing) > 0 {
@@ -139,14 +141,14 @@ func pyStr(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return pyRepr(v)
+	return pyfmt.Repr(v)
 }
 
 // bidArg returns a bid argument, which must be a string.
 func bidArg(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", errorf("ValueError", "expected a string, got %s", pyRepr(v))
+		return "", errorf("ValueError", "expected a string, got %s", pyfmt.Repr(v))
 	}
 	return s, nil
 }
@@ -155,7 +157,7 @@ func bidArg(v any) (string, error) {
 func stringArg(name string, v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", errorf("TypeError", "%s: expected a string, got %s", name, pyRepr(v))
+		return "", errorf("TypeError", "%s: expected a string, got %s", name, pyfmt.Repr(v))
 	}
 	return s, nil
 }
@@ -173,7 +175,7 @@ func numberArg(name string, v any) (float64, error) {
 		}
 		return 0, nil
 	}
-	return 0, errorf("TypeError", "%s: expected a number, got %s", name, pyRepr(v))
+	return 0, errorf("TypeError", "%s: expected a number, got %s", name, pyfmt.Repr(v))
 }
 
 // stringsArg returns a string or a list of strings as a list.
@@ -188,13 +190,13 @@ func stringsArg(name string, v any) ([]string, error) {
 	case Tuple:
 		items = l
 	default:
-		return nil, errorf("TypeError", "%s: expected a string or a list of strings, got %s", name, pyRepr(v))
+		return nil, errorf("TypeError", "%s: expected a string or a list of strings, got %s", name, pyfmt.Repr(v))
 	}
 	out := make([]string, len(items))
 	for i, it := range items {
 		s, ok := it.(string)
 		if !ok {
-			return nil, errorf("TypeError", "%s: expected a string or a list of strings, got %s", name, pyRepr(v))
+			return nil, errorf("TypeError", "%s: expected a string or a list of strings, got %s", name, pyfmt.Repr(v))
 		}
 		out[i] = s
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // axValue is a CDP AXValue. Value is the raw JSON of its "value" member,
@@ -81,7 +83,7 @@ func (v *axValue) text() string {
 	case nil:
 		return ""
 	default:
-		return pyRepr(d)
+		return pyfmt.Repr(d)
 	}
 }
 
@@ -233,7 +235,7 @@ func (t *axTree) dfs(b *strings.Builder, props map[string]elementProps, n *axNod
 					attrs = append(attrs, p.Name)
 				}
 			default:
-				attrs = append(attrs, p.Name+"="+pyRepr(v))
+				attrs = append(attrs, p.Name+"="+pyfmt.Repr(v))
 			}
 		}
 		if role == "StaticText" {
@@ -244,13 +246,13 @@ func (t *axTree) dfs(b *strings.Builder, props map[string]elementProps, n *axNod
 		if !skip {
 			line := role
 			if role != "generic" || name != "" {
-				line += " " + pyRepr(strings.TrimSpace(name))
+				line += " " + pyfmt.Repr(strings.TrimSpace(name))
 			}
 			if n.bid != "" {
 				line = "[" + n.bid + "] " + line
 			}
 			if n.Value.present() {
-				line += " value=" + pyRepr(n.Value.decoded())
+				line += " value=" + pyfmt.Repr(n.Value.decoded())
 			}
 			for _, a := range attrs {
 				line += ", " + a

@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // resolve finds the element with a bid in the active page and returns its
@@ -123,7 +125,7 @@ func buttonArg(v any) (input.MouseButton, error) {
 	case "right":
 		return input.MouseButtonRight, nil
 	}
-	return "", errorf("Error", "button: expected one of (left|middle|right), got %s", pyRepr(v))
+	return "", errorf("Error", "button: expected one of (left|middle|right), got %s", pyfmt.Repr(v))
 }
 
 func modifiersArg(v any) (int64, error) {
@@ -138,7 +140,7 @@ func modifiersArg(v any) (int64, error) {
 		}
 		bit, ok := modifierBits[n]
 		if !ok {
-			return 0, errorf("Error", "modifiers: expected one of (Alt|Control|ControlOrMeta|Meta|Shift), got %s", pyRepr(n))
+			return 0, errorf("Error", "modifiers: expected one of (Alt|Control|ControlOrMeta|Meta|Shift), got %s", pyfmt.Repr(n))
 		}
 		mods |= bit
 	}
@@ -377,7 +379,7 @@ func (s *step) uploadFile(args map[string]any) error {
 			f = filepath.Join(s.b.workDir(), f)
 		}
 		if _, err := os.Stat(f); err != nil {
-			return errorf("Error", "ENOENT: no such file or directory, stat %s", pyReprString(f))
+			return errorf("Error", "ENOENT: no such file or directory, stat %s", pyfmt.String(f))
 		}
 		files[i] = f
 	}

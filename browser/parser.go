@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // The action language is BrowserGym's: Python-style function calls, one or
@@ -46,6 +48,27 @@ type DictItem struct {
 
 // Dict is a Python dict literal, in source order.
 type Dict []DictItem
+
+// PyRepr is the list's Python repr.
+func (l List) PyRepr() string { return "[" + pyfmt.Join(l) + "]" }
+
+// PyRepr is the tuple's Python repr, with the trailing comma of a
+// one-element tuple.
+func (t Tuple) PyRepr() string {
+	if len(t) == 1 {
+		return "(" + pyfmt.Repr(t[0]) + ",)"
+	}
+	return "(" + pyfmt.Join(t) + ")"
+}
+
+// PyRepr is the dict's Python repr, in source order.
+func (d Dict) PyRepr() string {
+	parts := make([]string, len(d))
+	for i, it := range d {
+		parts[i] = pyfmt.Repr(it.Key) + ": " + pyfmt.Repr(it.Value)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
 
 // SyntaxError reports where an action program stops being valid.
 type SyntaxError struct {

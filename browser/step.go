@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // TimeoutMessage is the failure text of a step that ran out of time, as
@@ -259,7 +261,7 @@ func (s *step) runProgram(code string) (string, error) {
 	specs := actionSpecs()
 	for _, c := range calls {
 		if _, ok := specs[c.Name]; !ok {
-			return fmt.Sprintf("NameError: Invalid action type %s.", pyReprString(c.Name)), nil
+			return fmt.Sprintf("NameError: Invalid action type %s.", pyfmt.String(c.Name)), nil
 		}
 	}
 	for _, c := range calls {

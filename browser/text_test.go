@@ -6,34 +6,22 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
-func TestPyRepr_MatchesPython(t *testing.T) {
+func TestPyRepr_LiteralsMatchPython(t *testing.T) {
 	tests := []struct {
 		in   any
 		want string
 	}{
-		{"plain", `'plain'`},
-		{"it's", `"it's"`},
-		{`both ' and "`, `'both \' and "'`},
-		{"back\\slash", `'back\\slash'`},
-		{"tab\tnew\nline\r", `'tab\tnew\nline\r'`},
-		{"\x00\x7f\u00a0é\u200b", `'\x00\x7f\xa0é\u200b'`},
-		{"", `''`},
-		{true, "True"},
-		{nil, "None"},
-		{int64(-3), "-3"},
-		{json.Number("7"), "7"},
-		{json.Number("0.5"), "0.5"},
-		{2.0, "2.0"},
-		{1e16, "1e+16"},
-		{0.00001, "1e-05"},
 		{List{"a", int64(1)}, "['a', 1]"},
+		{List{Tuple{}, Tuple{int64(1), int64(2)}}, "[(), (1, 2)]"},
 		{Tuple{"a"}, "('a',)"},
-		{Dict{{Key: "k", Value: false}}, "{'k': False}"},
+		{Dict{{Key: "k", Value: false}, {Key: "a", Value: nil}}, "{'k': False, 'a': None}"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, pyRepr(tt.in), "%#v", tt.in)
+		assert.Equal(t, tt.want, pyfmt.Repr(tt.in), "%#v", tt.in)
 	}
 }
 

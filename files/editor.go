@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // Editor commands.
@@ -422,7 +424,7 @@ func encodeErrorText(c codec, text string) string {
 			if c.name == latin1.name {
 				reason = "ordinal not in range(256)"
 			}
-			return fmt.Sprintf("%s codec can't encode character %s in position %d: %s", pyRepr(c.String()), ch, pos, reason)
+			return fmt.Sprintf("%s codec can't encode character %s in position %d: %s", pyfmt.String(c.String()), ch, pos, reason)
 		}
 		pos++
 	}

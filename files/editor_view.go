@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // view shows a file with line numbers, a supported document as Markdown, or
@@ -83,7 +85,7 @@ func viewDir(ctx context.Context, root string) (string, error) {
 	list := func(dir string) []fs.DirEntry {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			fmt.Fprintf(&stderr, "find: %s: %s\n", pyRepr(dir), findErrorText(err))
+			fmt.Fprintf(&stderr, "find: %s: %s\n", pyfmt.String(dir), findErrorText(err))
 		}
 		return entries
 	}

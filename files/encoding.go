@@ -11,6 +11,8 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/ianaindex"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // detectSampleSize bounds how much of a file the charset detector reads.
@@ -107,7 +109,7 @@ func (c codec) encode(s string) ([]byte, error) {
 	}
 	b, err := c.enc.NewEncoder().Bytes([]byte(s))
 	if err != nil {
-		return nil, fmt.Errorf("%s codec can't encode the text: %w", pyRepr(c.String()), err)
+		return nil, fmt.Errorf("%s codec can't encode the text: %w", pyfmt.String(c.String()), err)
 	}
 	return b, nil
 }

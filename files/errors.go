@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // Error is a failure whose message is the exact text the agent sees: for
@@ -47,11 +49,11 @@ func pyOSError(err error) string {
 	msg := pyStrerror(errno)
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fmt.Sprintf("[Errno %d] %s: %s", int(errno), msg, pyRepr(pe.Path))
+		return fmt.Sprintf("[Errno %d] %s: %s", int(errno), msg, pyfmt.String(pe.Path))
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return fmt.Sprintf("[Errno %d] %s: %s -> %s", int(errno), msg, pyRepr(le.Old), pyRepr(le.New))
+		return fmt.Sprintf("[Errno %d] %s: %s -> %s", int(errno), msg, pyfmt.String(le.Old), pyfmt.String(le.New))
 	}
 	return fmt.Sprintf("[Errno %d] %s", int(errno), msg)
 }
@@ -64,37 +66,6 @@ func pyStrerror(errno syscall.Errno) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// pyRepr quotes s the way Python's repr(str) does for printable text.
-func pyRepr(s string) string {
-	quote := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(quote)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(quote):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
 }
 
 // pyStrerrorOf is pyStrerror for any error holding an errno.

@@ -2,9 +2,10 @@ package shell
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // The texts below are the ones OpenHands agents are prompted and trained
@@ -60,25 +61,11 @@ func prefixRestarted(status int, cwd string) string {
 		"Variables, functions and aliases set in the old shell are gone.]\n", status, cwd)
 }
 
-// PythonFloat formats seconds the way Python prints a float: the shortest
-// representation, always with a fractional part ("1.0", "2.5", "120.0").
-// The host prints its timeouts that way.
-func PythonFloat(v float64) string {
-	if a := math.Abs(v); a != 0 && (a < 1e-4 || a >= 1e16) {
-		return strconv.FormatFloat(v, 'e', -1, 64) // "1e+16", "1.5e-05", as Python
-	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
-}
-
 // formatSeconds prints a setting in whole seconds as an integer, as the
 // host's integer settings print, and anything else as a Python float.
 func formatSeconds(v float64) string {
 	if v == float64(int64(v)) {
 		return strconv.FormatInt(int64(v), 10)
 	}
-	return PythonFloat(v)
+	return pyfmt.Float(v)
 }

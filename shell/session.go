@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // Options configure a Session. The zero value runs bash from PATH as the
@@ -453,7 +455,7 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 		if req.Timeout > 0 {
 			hard := start.Add(req.Timeout)
 			if !now.Before(hard) {
-				return s.timedOut(p, c, req, cmd, suffixHardTimeout(PythonFloat(req.Timeout.Seconds()))), nil
+				return s.timedOut(p, c, req, cmd, suffixHardTimeout(pyfmt.Float(req.Timeout.Seconds()))), nil
 			}
 			if hard.Before(next) {
 				next = hard

@@ -431,12 +431,6 @@ func TestRun_AsAnotherUser(t *testing.T) {
 	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid)
 }
 
-func TestPythonFloat(t *testing.T) {
-	for in, want := range map[float64]string{1: "1.0", 2.5: "2.5", 120: "120.0", 0.1: "0.1", 1e16: "1e+16", 1234567: "1234567.0"} {
-		assert.Equal(t, want, PythonFloat(in))
-	}
-}
-
 func TestSweepStaleDirs_RemovesOnlyThoseOfDeadServers(t *testing.T) {
 	tmp := t.TempDir()
 	dead := exec.Command("true")

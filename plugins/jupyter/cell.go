@@ -2,8 +2,9 @@ package jupyter
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
 // Cell is one run_ipython action.
@@ -35,16 +36,7 @@ const (
 // timedOutText is the content of a cell interrupted at its timeout; the
 // number is printed as Python prints the float the host sent.
 func timedOutText(seconds float64) string {
-	return "[Execution timed out (" + pyFloat(seconds) + " seconds).]"
-}
-
-// pyFloat formats f as Python's repr of a float: "5.0", "2.5".
-func pyFloat(f float64) string {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eEn") {
-		s += ".0"
-	}
-	return s
+	return "[Execution timed out (" + pyfmt.Float(seconds) + " seconds).]"
 }
 
 // sgr matches the colour codes upstream strips: ESC[n m with up to three
