@@ -16,7 +16,7 @@
 //
 // Browse(ctx, url, returnAXTree) navigates the active page and returns the
 // browse observation with the page as Markdown. Interact(ctx, code,
-// returnAXTree) runs a BrowserGym action program (ParseActions) such as
+// returnAXTree) runs a BrowserGym action program (the language of package gym) such as
 //
 //	fill("12", "hello")
 //	press("12", "Enter")

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/actionserver/actionserver/browser/gym"
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
@@ -40,7 +41,7 @@ func resolve(ctx context.Context, t *chromedp.Target, bid string) (runtime.Remot
 				msg = s
 			}
 		}
-		return "", errorf("ValueError", "%s", msg)
+		return "", gym.Errorf("ValueError", "%s", msg)
 	}
 	return res.Result.ObjectID, nil
 }
@@ -88,7 +89,7 @@ func center(ctx context.Context, t *chromedp.Target, obj runtime.RemoteObjectID)
 	_, _ = cdp.Call(ctx, t, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: obj})
 	quads, err := cdp.Call(ctx, t, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: obj})
 	if err != nil || len(quads.Quads) == 0 || len(quads.Quads[0]) < 8 {
-		return 0, 0, errorf("Error", "element is not visible")
+		return 0, 0, gym.Errorf("Error", "element is not visible")
 	}
 	q := quads.Quads[0]
 	return (q[0] + q[2] + q[4] + q[6]) / 4, (q[1] + q[3] + q[5] + q[7]) / 4, nil
@@ -96,7 +97,7 @@ func center(ctx context.Context, t *chromedp.Target, obj runtime.RemoteObjectID)
 
 // onElement resolves the bid argument and runs f on the element.
 func (s *step) onElement(bidValue any, f func(ctx context.Context, t *chromedp.Target, obj runtime.RemoteObjectID) error) error {
-	bid, err := bidArg(bidValue)
+	bid, err := gym.BidArg(bidValue)
 	if err != nil {
 		return err
 	}
@@ -125,11 +126,11 @@ func buttonArg(v any) (input.MouseButton, error) {
 	case "right":
 		return input.MouseButtonRight, nil
 	}
-	return "", errorf("Error", "button: expected one of (left|middle|right), got %s", pyfmt.Repr(v))
+	return "", gym.Errorf("Error", "button: expected one of (left|middle|right), got %s", pyfmt.Repr(v))
 }
 
 func modifiersArg(v any) (int64, error) {
-	names, err := stringsArg("modifiers", v)
+	names, err := gym.StringsArg("modifiers", v)
 	if err != nil {
 		return 0, err
 	}
@@ -140,7 +141,7 @@ func modifiersArg(v any) (int64, error) {
 		}
 		bit, ok := modifierBits[n]
 		if !ok {
-			return 0, errorf("Error", "modifiers: expected one of (Alt|Control|ControlOrMeta|Meta|Shift), got %s", pyfmt.Repr(n))
+			return 0, gym.Errorf("Error", "modifiers: expected one of (Alt|Control|ControlOrMeta|Meta|Shift), got %s", pyfmt.Repr(n))
 		}
 		mods |= bit
 	}
@@ -201,7 +202,7 @@ func (s *step) focus(args map[string]any) error {
 }
 
 func (s *step) press(args map[string]any) error {
-	comb, err := stringArg("key_comb", args["key_comb"])
+	comb, err := gym.StringArg("key_comb", args["key_comb"])
 	if err != nil {
 		return err
 	}
@@ -257,7 +258,7 @@ const fillPrepare = `function(value) {
 }`
 
 func (s *step) fill(args map[string]any) error {
-	value, err := stringArg("value", args["value"])
+	value, err := gym.StringArg("value", args["value"])
 	if err != nil {
 		return err
 	}
@@ -281,7 +282,7 @@ func (s *step) fillValue(bidValue any, value string) error {
 			return nil
 		case "type":
 		default:
-			return errorf("Error", "%s", status)
+			return gym.Errorf("Error", "%s", status)
 		}
 		if value == "" {
 			keys, _ := parseKeyComb("Delete")
@@ -312,7 +313,7 @@ const selectOptions = `function(wanted) {
 }`
 
 func (s *step) selectOption(args map[string]any) error {
-	wanted, err := stringsArg("options", args["options"])
+	wanted, err := gym.StringsArg("options", args["options"])
 	if err != nil {
 		return err
 	}
@@ -327,7 +328,7 @@ func (s *step) selectOption(args map[string]any) error {
 				return fmt.Errorf("select option: %w", err)
 			}
 			if msg != "" {
-				return errorf("Error", "%s", msg)
+				return gym.Errorf("Error", "%s", msg)
 			}
 			return nil
 		})
@@ -335,11 +336,11 @@ func (s *step) selectOption(args map[string]any) error {
 }
 
 func (s *step) dragAndDrop(args map[string]any) error {
-	from, err := bidArg(args["from_bid"])
+	from, err := gym.BidArg(args["from_bid"])
 	if err != nil {
 		return err
 	}
-	to, err := bidArg(args["to_bid"])
+	to, err := gym.BidArg(args["to_bid"])
 	if err != nil {
 		return err
 	}
@@ -370,7 +371,7 @@ func (s *step) dragAndDrop(args map[string]any) error {
 const fileChooserWait = 2 * time.Second
 
 func (s *step) uploadFile(args map[string]any) error {
-	files, err := stringsArg("file", args["file"])
+	files, err := gym.StringsArg("file", args["file"])
 	if err != nil {
 		return err
 	}
@@ -379,7 +380,7 @@ func (s *step) uploadFile(args map[string]any) error {
 			f = filepath.Join(s.b.workDir(), f)
 		}
 		if _, err := os.Stat(f); err != nil {
-			return errorf("Error", "ENOENT: no such file or directory, stat %s", pyfmt.String(f))
+			return gym.Errorf("Error", "ENOENT: no such file or directory, stat %s", pyfmt.String(f))
 		}
 		files[i] = f
 	}
@@ -407,6 +408,6 @@ func (s *step) uploadFile(args map[string]any) error {
 			_, err := cdp.Call(ctx, t, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: files, BackendNodeID: ev.BackendNodeID})
 			return err
 		}
-		return errorf("TimeoutError", "Timeout %dms exceeded while waiting for event \"filechooser\"", fileChooserWait.Milliseconds())
+		return gym.Errorf("TimeoutError", "Timeout %dms exceeded while waiting for event \"filechooser\"", fileChooserWait.Milliseconds())
 	})
 }

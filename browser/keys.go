@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/actionserver/actionserver/browser/gym"
 )
 
 // Key names follow Playwright's press(): a key value ("Enter", "ArrowDown",
@@ -53,7 +54,7 @@ func parseKeyComb(comb string) ([]*kb.Key, error) {
 		}
 		k, ok := keyByName()[name]
 		if !ok {
-			return nil, &actionError{kind: "Error", msg: fmt.Sprintf("Unknown key: %q", p)}
+			return nil, gym.Errorf("Error", "Unknown key: %q", p)
 		}
 		keys = append(keys, k)
 	}

@@ -6,10 +6,12 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
+	"github.com/actionserver/actionserver/browser/gym"
 )
 
 func (s *step) noop(args map[string]any) error {
-	ms, err := numberArg("wait_ms", args["wait_ms"])
+	ms, err := gym.NumberArg("wait_ms", args["wait_ms"])
 	if err != nil {
 		return err
 	}
@@ -29,7 +31,7 @@ func (s *step) reportInfeasible(args map[string]any) error { return requireStrin
 
 func requireString(v any) error {
 	if _, ok := v.(string); !ok {
-		return errorf("ValueError", "Forbidden value: %s is not a string", pyStr(v))
+		return gym.Errorf("ValueError", "Forbidden value: %s is not a string", gym.Str(v))
 	}
 	return nil
 }
@@ -37,11 +39,11 @@ func requireString(v any) error {
 // scroll sends a wheel event where the mouse last was, as Playwright's
 // mouse.wheel, and lets the page paint the new position.
 func (s *step) scroll(args map[string]any) error {
-	dx, err := numberArg("delta_x", args["delta_x"])
+	dx, err := gym.NumberArg("delta_x", args["delta_x"])
 	if err != nil {
 		return err
 	}
-	dy, err := numberArg("delta_y", args["delta_y"])
+	dy, err := gym.NumberArg("delta_y", args["delta_y"])
 	if err != nil {
 		return err
 	}
@@ -83,33 +85,14 @@ func (s *step) tabFocus(args map[string]any) error {
 		}
 	}
 	if !ok {
-		return errorf("TypeError", "list indices must be integers or slices, not %s", pyTypeName(args["index"]))
+		return gym.Errorf("TypeError", "list indices must be integers or slices, not %s", gym.TypeName(args["index"]))
 	}
 	n := int64(len(s.inst.tabs))
 	if idx < 0 {
 		idx += n
 	}
 	if idx < 0 || idx >= n {
-		return errorf("IndexError", "list index out of range")
+		return gym.Errorf("IndexError", "list index out of range")
 	}
 	return s.inst.focusTab(s.ctx, int(idx))
-}
-
-func pyTypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "NoneType"
-	case string:
-		return "str"
-	case float64:
-		return "float"
-	case List:
-		return "list"
-	case Tuple:
-		return "tuple"
-	case Dict:
-		return "dict"
-	default:
-		return "object"
-	}
 }

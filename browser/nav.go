@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/actionserver/actionserver/browser/gym"
 )
 
 // maxNavigation bounds one navigation, like Playwright's timeout in
@@ -44,15 +46,15 @@ func (s *step) loadAction(method, url string, action chromedp.Action[chromedp.Vo
 	var le *chromedp.LoadError
 	switch {
 	case errors.As(err, &le):
-		return errorf("Error", "%s: %s at %s", method, le.ErrorText, url)
+		return gym.Errorf("Error", "%s: %s at %s", method, le.ErrorText, url)
 	case errors.Is(err, context.DeadlineExceeded):
 		// Stop the page so that it does not keep loading into the next step.
 		sctx, scancel := s.tabCtx(time.Second)
 		defer scancel()
 		_ = chromedp.Do(sctx, chromedp.Stop())
-		return errorf("TimeoutError", "%s: Timeout %dms exceeded.", method, budget.Milliseconds())
+		return gym.Errorf("TimeoutError", "%s: Timeout %dms exceeded.", method, budget.Milliseconds())
 	default:
-		return errorf("Error", "%s: %v", method, err)
+		return gym.Errorf("Error", "%s: %v", method, err)
 	}
 }
 
@@ -62,7 +64,7 @@ func (s *step) navigate(url string) error {
 }
 
 func (s *step) gotoAction(args map[string]any) error {
-	url, err := stringArg("url", args["url"])
+	url, err := gym.StringArg("url", args["url"])
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/actionserver/actionserver/internal/pyfmt"
+	"github.com/actionserver/actionserver/browser/gym"
 )
 
 // TimeoutMessage is the failure text of a step that ran out of time, as
@@ -77,7 +77,7 @@ func (b *Browser) Browse(ctx context.Context, url string, returnAXTree bool) (*O
 	})
 }
 
-// Interact runs a BrowserGym action program (see ParseActions) on the active
+// Interact runs a BrowserGym action program (see gym.Parse) on the active
 // page and returns the browse_interactive observation. An action that fails
 // does not fail the step: its error is in LastBrowserActionError and in the
 // content. When the step downloaded a file, the observation's Download is
@@ -248,44 +248,42 @@ func (s *step) extract(withSom bool) (*pageState, error) {
 	return nil, lastErr
 }
 
-// runProgram parses and runs an action program. It returns the error text of
-// the first action that failed, as BrowserGym's step reports it.
+// runProgram runs an action program on the page. It returns the error text
+// of the first action that failed, as BrowserGym's step reports it.
 func (s *step) runProgram(code string) (string, error) {
-	calls, err := ParseActions(code)
-	if err != nil {
-		return "SyntaxError: " + err.Error(), nil
-	}
-	if len(calls) == 0 {
-		return "ValueError: Received an empty action.", nil
-	}
-	specs := actionSpecs()
-	for _, c := range calls {
-		if _, ok := specs[c.Name]; !ok {
-			return fmt.Sprintf("NameError: Invalid action type %s.", pyfmt.String(c.Name)), nil
+	perform := performers()
+	return gym.Run(s.ctx, code, func(name string, args map[string]any) error {
+		f, ok := perform[name]
+		if !ok {
+			return fmt.Errorf("action %s is not implemented", name)
 		}
-	}
-	for _, c := range calls {
-		spec := specs[c.Name]
-		args, err := bindArgs(c, spec.params)
-		if err == nil {
-			err = spec.run(s, args)
-		}
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return "", err
-			}
-			return actionErrorText(err), nil
-		}
-	}
-	return "", nil
+		return f(s, args)
+	})
 }
 
-// actionErrorText formats an action's error like BrowserGym:
-// "<ExceptionType>: <message>".
-func actionErrorText(err error) string {
-	var ae *actionError
-	if errors.As(err, &ae) {
-		return ae.Error()
+// performers maps each action of gym's set to the step method that performs
+// it on the page. It is built per call so that no mutable table is shared.
+func performers() map[string]func(*step, map[string]any) error {
+	return map[string]func(*step, map[string]any) error{
+		"noop":              (*step).noop,
+		"send_msg_to_user":  (*step).sendMsg,
+		"report_infeasible": (*step).reportInfeasible,
+		"scroll":            (*step).scroll,
+		"fill":              (*step).fill,
+		"select_option":     (*step).selectOption,
+		"click":             (*step).click,
+		"dblclick":          (*step).dblclick,
+		"hover":             (*step).hover,
+		"press":             (*step).press,
+		"focus":             (*step).focus,
+		"clear":             (*step).clear,
+		"drag_and_drop":     (*step).dragAndDrop,
+		"upload_file":       (*step).uploadFile,
+		"go_back":           (*step).goBack,
+		"go_forward":        (*step).goForward,
+		"goto":              (*step).gotoAction,
+		"tab_close":         (*step).tabClose,
+		"tab_focus":         (*step).tabFocus,
+		"new_tab":           (*step).newTab,
 	}
-	return "Error: " + err.Error()
 }

@@ -6,24 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/actionserver/actionserver/internal/pyfmt"
 )
-
-func TestPyRepr_LiteralsMatchPython(t *testing.T) {
-	tests := []struct {
-		in   any
-		want string
-	}{
-		{List{"a", int64(1)}, "['a', 1]"},
-		{List{Tuple{}, Tuple{int64(1), int64(2)}}, "[(), (1, 2)]"},
-		{Tuple{"a"}, "('a',)"},
-		{Dict{{Key: "k", Value: false}, {Key: "a", Value: nil}}, "{'k': False, 'a': None}"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, pyfmt.Repr(tt.in), "%#v", tt.in)
-	}
-}
 
 // axJSON is a small accessibility tree in CDP's shape: a root, an ignored
 // wrapper, a heading whose text repeats its name, a link with a url, a

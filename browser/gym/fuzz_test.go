@@ -1,13 +1,13 @@
-package browser
+package gym
 
 import (
 	"reflect"
 	"testing"
 )
 
-// FuzzParseActions checks that the BrowserGym action parser never panics
+// FuzzParse checks that the BrowserGym action parser never panics
 // and is deterministic.
-func FuzzParseActions(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`click("12")`, "fill('5', 'hello\\nworld')\nclick('6', button=\"right\")", `goto("http://x/?a=1&b=2")`,
 		`send_msg_to_user("done"); noop(500)`, `select_option('3', ["a", "b"])`, `scroll(0, -200.5)`,
@@ -17,8 +17,8 @@ func FuzzParseActions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		calls, err := ParseActions(src)
-		again, err2 := ParseActions(src)
+		calls, err := Parse(src)
+		again, err2 := Parse(src)
 		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(calls, again) {
 			t.Fatalf("parsing %q twice gave different results", src)
 		}

@@ -1,13 +1,15 @@
-package browser
+package gym
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
-func TestParseActions_ParsesCallsAndLiterals(t *testing.T) {
+func TestParse_ParsesCallsAndLiterals(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
@@ -39,14 +41,14 @@ func TestParseActions_ParsesCallsAndLiterals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseActions(tt.src)
+			got, err := Parse(tt.src)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}
 }
 
-func TestParseActions_ReportsSyntaxErrors(t *testing.T) {
+func TestParse_ReportsSyntaxErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
@@ -66,10 +68,25 @@ func TestParseActions_ReportsSyntaxErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseActions(tt.src)
+			_, err := Parse(tt.src)
 			var se *SyntaxError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tt.want, se.Error())
 		})
+	}
+}
+
+func TestPyRepr_LiteralsMatchPython(t *testing.T) {
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{List{"a", int64(1)}, "['a', 1]"},
+		{List{Tuple{}, Tuple{int64(1), int64(2)}}, "[(), (1, 2)]"},
+		{Tuple{"a"}, "('a',)"},
+		{Dict{{Key: "k", Value: false}, {Key: "a", Value: nil}}, "{'k': False, 'a': None}"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, pyfmt.Repr(tt.in), "%#v", tt.in)
 	}
 }

@@ -1,4 +1,11 @@
-package browser
+// Package gym is BrowserGym's action language, as OpenHands agents write it
+// for browse_interactive: Python-style calls (Parse) of a fixed action set
+// (Names), whose arguments bind to the parameters by Python's rules. Run
+// performs a program call by call through whoever drives the page and words
+// the first failure as BrowserGym does; the argument helpers (StringArg and
+// the like) and Errorf give the Python exceptions an agent expects. It knows
+// no browser.
+package gym
 
 import (
 	"fmt"
@@ -11,8 +18,8 @@ import (
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
-// The action language is BrowserGym's: Python-style function calls, one or
-// several, separated by whitespace, newlines or semicolons, with '#' comments.
+// A program is Python-style function calls, one or several, separated by
+// whitespace, newlines or semicolons, with '#' comments.
 // Arguments are literals only (strings, numbers, True/False/None, lists,
 // tuples and dicts), positional first, then keyword arguments.
 //
@@ -80,9 +87,9 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s (line %d, column %d)", e.Msg, e.Line, e.Col)
 }
 
-// ParseActions parses an action program into its calls. It returns a
-// *SyntaxError when the program is not valid.
-func ParseActions(src string) ([]Call, error) {
+// Parse parses an action program into its calls. It returns a *SyntaxError
+// when the program is not valid.
+func Parse(src string) ([]Call, error) {
 	p := &parser{src: src, line: 1, col: 1}
 	var calls []Call
 	for {
