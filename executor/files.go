@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 
@@ -65,11 +64,9 @@ func (e *Executor) edit(ctx context.Context, a *event.FileEdit) (event.Observati
 	}
 	req := files.EditRequest{Command: a.Command, Path: a.Path, FileText: a.FileText, OldStr: a.OldStr, NewStr: a.NewStr}
 	if a.InsertLine != nil {
-		if a.InsertLine.Quoted {
-			req.InsertLine = a.InsertLine.Raw
-		} else {
-			req.InsertLine = json.Number(a.InsertLine.Raw)
-		}
+		// A number or a string: the editor reads both as text.
+		l := files.InsertLine(a.InsertLine.Raw)
+		req.InsertLine = &l
 	}
 	res, err := e.editor.Do(ctx, req)
 	content, err := editorContent(res, err)

@@ -1,13 +1,13 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -41,19 +41,42 @@ var supportedBinaryExts = map[string]bool{
 
 // EditRequest is one str_replace_editor call. Pointer fields are nil when
 // the parameter was not given (JSON null), which the editor tells apart from
-// an empty string.
+// an empty string. Its JSON form is the call the agent skills' file_editor
+// sends (see Editor.Reply).
 type EditRequest struct {
-	Command  string
-	Path     string
-	FileText *string
-	OldStr   *string
-	NewStr   *string
-	// InsertLine is nil, an integer (int, int64, float64 with no fraction,
-	// json.Number) or a string holding one, as agents send either.
-	InsertLine any
+	Command  string  `json:"command"`
+	Path     string  `json:"path"`
+	FileText *string `json:"file_text"`
+	OldStr   *string `json:"old_str"`
+	NewStr   *string `json:"new_str"`
+	// InsertLine is where "insert" inserts; nil when not given.
+	InsertLine *InsertLine `json:"insert_line"`
 	// ViewRange is [start, end] (1-based, end -1 for "to the end"); only
 	// "view" uses it. Empty means the whole file.
-	ViewRange []int
+	ViewRange []int `json:"view_range"`
+}
+
+// InsertLine is the line after which "insert" inserts, as the agent wrote
+// it: the text of a JSON number or of a JSON string, since agents send
+// either. The editor reads it as Python's int() reads a string (surrounding
+// space, a sign, digit-separating underscores) and reports any other text
+// as an invalid value, so that text must reach it unchanged.
+type InsertLine string
+
+// Line returns the InsertLine of line n.
+func Line(n int) *InsertLine {
+	l := InsertLine(strconv.Itoa(n))
+	return &l
+}
+
+// UnmarshalJSON takes a JSON string's content, and any other value's JSON
+// text: a number's digits, or text the editor reports as invalid.
+func (l *InsertLine) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, (*string)(l))
+	}
+	*l = InsertLine(bytes.TrimSpace(b))
+	return nil
 }
 
 // EditResult is a successful editor call.
@@ -166,44 +189,24 @@ func invalidParam(param, value, hint string) *Error {
 	return errorf(nil, "Invalid `%s` parameter: %s. %s", param, value, hint)
 }
 
-// parseInsertLine accepts what agents send for insert_line: a JSON number
-// or a string holding an integer (with Python int()'s leniency: surrounding
-// space, a sign, digit-separating underscores).
-func parseInsertLine(v any) (n int, ok bool, err error) {
-	bad := func(s string) error {
-		return errorf(nil, "Invalid insert_line value: '%s'. Expected an integer.", s)
-	}
-	switch x := v.(type) {
-	case nil:
+// parseInsertLine reads insert_line with Python int()'s leniency: surrounding
+// space, a sign, digit-separating underscores.
+func parseInsertLine(l *InsertLine) (n int, ok bool, err error) {
+	if l == nil {
 		return 0, false, nil
-	case int:
-		return x, true, nil
-	case int64:
-		return int(x), true, nil
-	case float64:
-		if x != math.Trunc(x) || math.IsInf(x, 0) {
-			return 0, false, bad(strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		return int(x), true, nil
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return int(i), true, nil
-		}
-		return parseInsertLine(string(x))
-	case string:
-		s := pyStrip(x)
-		if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-			s = s[:1] + underscoresBetweenDigits(s[1:])
-		} else {
-			s = underscoresBetweenDigits(s)
-		}
-		i, err := strconv.Atoi(s)
-		if err != nil || s == "" || strings.HasPrefix(s, "+-") {
-			return 0, false, bad(x)
-		}
-		return i, true, nil
 	}
-	return 0, false, bad(fmt.Sprint(v))
+	x := string(*l)
+	s := pyStrip(x)
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		s = s[:1] + underscoresBetweenDigits(s[1:])
+	} else {
+		s = underscoresBetweenDigits(s)
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil || s == "" || strings.HasPrefix(s, "+-") {
+		return 0, false, errorf(nil, "Invalid insert_line value: '%s'. Expected an integer.", x)
+	}
+	return i, true, nil
 }
 
 // underscoresBetweenDigits drops underscores that separate two digits and

@@ -2,7 +2,6 @@ package files
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -37,7 +36,7 @@ func TestEdit_ReplaceInsertUndoSequence(t *testing.T) {
 	afterReplace := strings.Replace(rows(20), "row 10\n", "r10\nr10b\n", 1)
 	assert.Equal(t, afterReplace, readFile(t, p))
 
-	res, err = ed.Do(ctx, EditRequest{Command: CmdInsert, Path: p, InsertLine: 3, NewStr: sp("ins\nins2")})
+	res, err = ed.Do(ctx, EditRequest{Command: CmdInsert, Path: p, InsertLine: Line(3), NewStr: sp("ins\nins2")})
 	require.NoError(t, err)
 	assert.Equal(t, "The file "+p+" has been edited. Here's the result of running `cat -n` on a snippet of the edited file:\n"+
 		"     1\trow 1\n     2\trow 2\n     3\trow 3\n     4\tins\n     5\tins2\n     6\trow 4\n     7\trow 5\n     8\trow 6\n     9\trow 7\n    10\t\n"+
@@ -118,27 +117,25 @@ func TestStrReplace_Matching(t *testing.T) {
 func TestInsert(t *testing.T) {
 	tests := []struct {
 		name, content string
-		line          any
+		line          *InsertLine
 		newStr        *string
 		wantFile      string
 		wantOut       string // exact when it starts with "ERROR", else a substring
 	}{
-		{"at top", "a\nb\n", 0, sp("top"), "top\na\nb\n", "     1\ttop\n     2\ta\n     3\tb\n     4\t\n"},
-		{"at end", "a\nb\n", 2, sp("z"), "a\nb\nz\n", "     1\ta\n     2\tb\n     3\tz\n     4\t\n"},
-		{"numeric string", "a\nb\n", "1", sp("s"), "a\ns\nb\n", "     2\ts\n"},
-		{"string with spaces and underscore", "a\nb\n", " 0_0 ", sp("s"), "s\na\nb\n", "     1\ts\n"},
-		{"json number", "a\nb\n", json.Number("1"), sp("s"), "a\ns\nb\n", "     2\ts\n"},
-		{"float without fraction", "a\nb\n", float64(1), sp("s"), "a\ns\nb\n", "     2\ts\n"},
-		{"glues onto an unterminated last line", "one\ntwo", 2, sp("three"), "one\ntwothree\n", "     2\ttwothree\n"},
-		{"empty new_str adds an empty line", "a\n", 1, sp(""), "a\n\n", "     2\t\n"},
-		{"past the end", "a\nb\n", 3, sp("x"), "a\nb\n",
+		{"at top", "a\nb\n", Line(0), sp("top"), "top\na\nb\n", "     1\ttop\n     2\ta\n     3\tb\n     4\t\n"},
+		{"at end", "a\nb\n", Line(2), sp("z"), "a\nb\nz\n", "     1\ta\n     2\tb\n     3\tz\n     4\t\n"},
+		{"numeric string", "a\nb\n", il("1"), sp("s"), "a\ns\nb\n", "     2\ts\n"},
+		{"string with spaces and underscore", "a\nb\n", il(" 0_0 "), sp("s"), "s\na\nb\n", "     1\ts\n"},
+		{"glues onto an unterminated last line", "one\ntwo", Line(2), sp("three"), "one\ntwothree\n", "     2\ttwothree\n"},
+		{"empty new_str adds an empty line", "a\n", Line(1), sp(""), "a\n\n", "     2\t\n"},
+		{"past the end", "a\nb\n", Line(3), sp("x"), "a\nb\n",
 			"ERROR:\nInvalid `insert_line` parameter: 3. It should be within the range of allowed values: [0, 2]"},
-		{"negative", "a\nb\n", -1, sp("x"), "a\nb\n",
+		{"negative", "a\nb\n", Line(-1), sp("x"), "a\nb\n",
 			"ERROR:\nInvalid `insert_line` parameter: -1. It should be within the range of allowed values: [0, 2]"},
 		{"missing insert_line", "a\n", nil, sp("x"), "a\n", "ERROR:\nParameter `insert_line` is required for command: insert."},
-		{"missing new_str", "a\n", 0, nil, "a\n", "ERROR:\nParameter `new_str` is required for command: insert."},
-		{"non-numeric string", "a\n", "two", sp("x"), "a\n", "ERROR:\nInvalid insert_line value: 'two'. Expected an integer."},
-		{"decimal string", "a\n", "1.5", sp("x"), "a\n", "ERROR:\nInvalid insert_line value: '1.5'. Expected an integer."},
+		{"missing new_str", "a\n", Line(0), nil, "a\n", "ERROR:\nParameter `new_str` is required for command: insert."},
+		{"non-numeric string", "a\n", il("two"), sp("x"), "a\n", "ERROR:\nInvalid insert_line value: 'two'. Expected an integer."},
+		{"decimal string", "a\n", il("1.5"), sp("x"), "a\n", "ERROR:\nInvalid insert_line value: '1.5'. Expected an integer."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +201,7 @@ func TestEdit_PathValidation(t *testing.T) {
 			"ERROR:\nInvalid `path` parameter: " + dir + "/d. The path " + dir + "/d is a directory and only the `view` command can be used on directories."},
 		{"document type", EditRequest{Command: CmdStrReplace, Path: dir + "/x.docx", OldStr: sp("a")},
 			"ERROR:\nInvalid `path` parameter: " + dir + "/x.docx. The path " + dir + "/x.docx points to a binary file (.docx) and only the `view` command can be used on supported binary files."},
-		{"document type keeps the suffix's case", EditRequest{Command: CmdInsert, Path: dir + "/x.PDF", InsertLine: 0, NewStr: sp("a")},
+		{"document type keeps the suffix's case", EditRequest{Command: CmdInsert, Path: dir + "/x.PDF", InsertLine: Line(0), NewStr: sp("a")},
 			"ERROR:\nInvalid `path` parameter: " + dir + "/x.PDF. The path " + dir + "/x.PDF points to a binary file (.PDF) and only the `view` command can be used on supported binary files."},
 		{"unknown command on a directory", EditRequest{Command: "bogus", Path: dir + "/d"},
 			"ERROR:\nInvalid `path` parameter: " + dir + "/d. The path " + dir + "/d is a directory and only the `view` command can be used on directories."},
@@ -257,7 +254,7 @@ func TestEdit_KeepsEncodingLineEndingsAndMode(t *testing.T) {
 	run(t, ed, EditRequest{Command: CmdStrReplace, Path: dir + "/c.txt", OldStr: sp("b"), NewStr: sp("B")})
 	assert.Equal(t, "a\r\nB\r\n", readFile(t, dir+"/c.txt"), "CRLF kept")
 
-	run(t, ed, EditRequest{Command: CmdInsert, Path: dir + "/x.sh", InsertLine: 0, NewStr: sp("#!/bin/sh")})
+	run(t, ed, EditRequest{Command: CmdInsert, Path: dir + "/x.sh", InsertLine: Line(0), NewStr: sp("#!/bin/sh")})
 	fi, err := os.Stat(dir + "/x.sh")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o751), fi.Mode().Perm())
@@ -274,7 +271,7 @@ func TestEditor_ConcurrentCallsAreSafe(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 5 {
-				ed.Do(context.Background(), EditRequest{Command: CmdInsert, Path: name, InsertLine: j, NewStr: sp("x")})
+				ed.Do(context.Background(), EditRequest{Command: CmdInsert, Path: name, InsertLine: Line(j), NewStr: sp("x")})
 			}
 		}()
 	}

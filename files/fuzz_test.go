@@ -179,7 +179,7 @@ func FuzzEditorOps(f *testing.F) {
 				req.Command, req.FileText, want = CmdCreate, &a, a
 			case opInsert:
 				n := arg % (countLines(content) + 2) // sometimes one past the end
-				req.Command, req.InsertLine, req.NewStr = CmdInsert, n, &b
+				req.Command, req.InsertLine, req.NewStr = CmdInsert, Line(n), &b
 				want, wantOK = modelInsert(content, n, b)
 			case opReplace:
 				old, repl := a, b

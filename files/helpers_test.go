@@ -11,6 +11,9 @@ import (
 
 func sp(s string) *string { return &s }
 
+// il is an insert_line sent as a string.
+func il(s string) *InsertLine { l := InsertLine(s); return &l }
+
 // run renders an editor call as the agent sees it.
 func run(t *testing.T, ed *Editor, req EditRequest) string {
 	t.Helper()
