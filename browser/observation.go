@@ -9,37 +9,38 @@ const (
 	TriggerBrowseInteractive = "browse_interactive"
 )
 
-// Observation is OpenHands' browse observation (§5, §11.3). Field names follow
-// the wire extras; Content is the agent-facing text, already built.
+// Observation is OpenHands' browse observation (§5, §11.3). Its fields are
+// the wire extras, which the executor copies into the event; Content is the
+// agent-facing text, already built.
 type Observation struct {
-	Content         string `json:"content"`
-	URL             string `json:"url"`
-	TriggerByAction string `json:"trigger_by_action"`
+	Content         string
+	URL             string
+	TriggerByAction string
 	// Screenshot is a data:image/png;base64 URL, or "" on failure.
-	Screenshot string `json:"screenshot"`
+	Screenshot string
 	// ScreenshotPath is where the PNG was saved; "" stands for null.
-	ScreenshotPath string `json:"screenshot_path"`
+	ScreenshotPath string
 	// SetOfMarks is the screenshot meant for set-of-marks prompting. It is
 	// the plain screenshot: no boxes are drawn on it.
-	SetOfMarks      string   `json:"set_of_marks"`
-	Error           bool     `json:"error"`
-	GoalImageURLs   []string `json:"goal_image_urls"`
-	OpenPagesURLs   []string `json:"open_pages_urls"`
-	ActivePageIndex int      `json:"active_page_index"`
+	SetOfMarks      string
+	Error           bool
+	GoalImageURLs   []string
+	OpenPagesURLs   []string
+	ActivePageIndex int
 	// DOMObject is always empty, as in OpenHands.
-	DOMObject map[string]any `json:"dom_object"`
+	DOMObject map[string]any
 	// AXTreeObject and ExtraElementProperties are filled only when the
 	// action asked for return_axtree.
-	AXTreeObject           map[string]any `json:"axtree_object"`
-	ExtraElementProperties map[string]any `json:"extra_element_properties"`
-	LastBrowserAction      string         `json:"last_browser_action"`
-	LastBrowserActionError string         `json:"last_browser_action_error"`
-	FocusedElementBID      string         `json:"focused_element_bid"`
-	FilterVisibleOnly      bool           `json:"filter_visible_only"`
+	AXTreeObject           map[string]any
+	ExtraElementProperties map[string]any
+	LastBrowserAction      string
+	LastBrowserActionError string
+	FocusedElementBID      string
+	FilterVisibleOnly      bool
 
 	// Download is set when a browse_interactive step downloaded a file:
 	// the executor then returns the download observation instead of this one.
-	Download *Download `json:"-"`
+	Download *Download
 }
 
 // Message is the observation's UI message.
