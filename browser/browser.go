@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // UnavailableMessage is the exact text of the error observation that OpenHands
@@ -53,17 +55,12 @@ type Options struct {
 	// FileOwner, when set, is given the file_N copies of downloads: they
 	// are the agent's to work on, like the files its actions create. Nil:
 	// they stay the server's.
-	FileOwner *FileOwner
+	FileOwner *chown.Owner
 	// Disabled makes every action fail with ErrUnavailable
 	// (--no-enable-browser).
 	Disabled bool
 	// Logger receives lifecycle logs. Nil: slog.Default().
 	Logger *slog.Logger
-}
-
-// FileOwner is a user and group ids, as chown(2) takes them.
-type FileOwner struct {
-	UID, GID int
 }
 
 // Browser is one headless Chromium shared by all browser actions of a

@@ -11,6 +11,8 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/gabriel-vasile/mimetype"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // Download is a file that a browse_interactive step downloaded. The executor
@@ -130,7 +132,7 @@ func (b *Browser) collectDownload(ctx context.Context, dls []*download, actions 
 }
 
 // copyFile copies src to dst, giving dst to owner unless it is nil.
-func copyFile(src, dst string, owner *FileOwner) error {
+func copyFile(src, dst string, owner *chown.Owner) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

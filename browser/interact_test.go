@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // interact runs an action program and requires the step itself to work.
@@ -248,7 +250,7 @@ func TestInteract_DownloadCopyGoesToTheFileOwner(t *testing.T) {
 	}
 	base := serve(t)
 	dir := t.TempDir()
-	b := New(Options{WorkDir: dir, FileOwner: &FileOwner{UID: 1234, GID: 2345}, Logger: quietLogger()})
+	b := New(Options{WorkDir: dir, FileOwner: &chown.Owner{UID: 1234, GID: 2345}, Logger: quietLogger()})
 	t.Cleanup(func() { b.Close() })
 
 	obs := interact(t, b, fmt.Sprintf("goto(%q)", base+"/doc.pdf"), false)

@@ -18,6 +18,7 @@ import (
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/chown"
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -41,7 +42,7 @@ type Options struct {
 	// FileOwner receives the files and directories that write and the
 	// editor's create make, and the browser's copies of downloads; nil
 	// leaves them the server's.
-	FileOwner *files.Owner
+	FileOwner *chown.Owner
 	// EnableBrowser reports whether browser actions are allowed.
 	EnableBrowser bool
 	// Browser configures the browser (its WorkDir defaults to WorkDir, its
@@ -102,7 +103,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	}
 	bo.Disabled = !opts.EnableBrowser
 	if bo.FileOwner == nil && opts.FileOwner != nil {
-		bo.FileOwner = &browser.FileOwner{UID: opts.FileOwner.UID, GID: opts.FileOwner.GID}
+		bo.FileOwner = opts.FileOwner
 	}
 	if bo.Logger == nil {
 		bo.Logger = e.log
@@ -112,9 +113,9 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	return e, nil
 }
 
-func (e *Executor) fileOwner() files.Owner {
+func (e *Executor) fileOwner() chown.Owner {
 	if e.opts.FileOwner == nil {
-		return files.KeepOwner
+		return chown.Keep
 	}
 	return *e.opts.FileOwner
 }

@@ -13,18 +13,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
-
-// Owner is the user and group a new file is given. -1 leaves that id as the
-// creating process has it, as in chown(2).
-type Owner struct {
-	UID, GID int
-}
-
-// KeepOwner leaves new files owned by the server process.
-var KeepOwner = Owner{UID: -1, GID: -1}
-
-func (o Owner) isKeep() bool { return o.UID < 0 && o.GID < 0 }
 
 // exchangeSize is the size from which a streamed file replaces the old one
 // by swapping names.
@@ -96,7 +87,7 @@ func (e *chownError) Unwrap() error { return e.err }
 // part. An existing file keeps its mode and owner; a new one gets mode and
 // owner. A failure to set ownership is a *chownError after the content is
 // in place.
-func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
+func writeAtomic(p string, data []byte, mode fs.FileMode, owner chown.Owner) error {
 	_, err := replaceFile(context.Background(), p, bytes.NewReader(data), mode, owner, true)
 	return err
 }
@@ -104,7 +95,7 @@ func writeAtomic(p string, data []byte, mode fs.FileMode, owner Owner) error {
 // replaceFile is writeAtomic for content streamed from r, which it reads
 // until EOF or until ctx ends; it returns the bytes written. durable syncs
 // the file before the rename.
-func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, owner Owner, durable bool) (int64, error) {
+func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, owner chown.Owner, durable bool) (int64, error) {
 	target, err := followLinks(p)
 	if err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/actionserver/actionserver/internal/chown"
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
@@ -98,8 +99,8 @@ type Editor struct {
 	// "Maybe you meant <root>/<path>?" when that file exists.
 	WorkspaceRoot string
 	// Owner is given files that "create" makes; the zero value makes them
-	// root's, KeepOwner leaves them the server's.
-	Owner Owner
+	// root's, chown.Keep leaves them the server's.
+	Owner chown.Owner
 	// MaxFileSize overrides DefaultMaxFileSize when positive.
 	MaxFileSize int64
 	// HistoryDir, if set, keeps the undo history there, where it outlives
@@ -115,7 +116,7 @@ type Editor struct {
 // NewEditor returns an Editor that suggests paths under workspaceRoot and
 // leaves created files owned by the server process.
 func NewEditor(workspaceRoot string) *Editor {
-	return &Editor{WorkspaceRoot: workspaceRoot, Owner: KeepOwner}
+	return &Editor{WorkspaceRoot: workspaceRoot, Owner: chown.Keep}
 }
 
 // Close discards the undo history, unless it is kept in HistoryDir.

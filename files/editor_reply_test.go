@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // TestReply_JSONContract holds the JSON that the agent skills' file_editor
@@ -41,7 +43,7 @@ func TestReply_JSONContract(t *testing.T) {
 		{"OS error", `{"command":"view","path":"` + long + `"}`,
 			`{"exception":"OSError","message":"[Errno 36] File name too long: '` + long + `'"}`},
 	}
-	ed := &Editor{Owner: KeepOwner}
+	ed := &Editor{Owner: chown.Keep}
 	t.Cleanup(func() { ed.Close() })
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // FuzzExtractZip feeds arbitrary archives to ExtractZip: it must never
@@ -41,7 +43,7 @@ func FuzzExtractZip(f *testing.F) {
 		if err := os.WriteFile(zipPath, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_ = ExtractZip(context.Background(), zipPath, dest, KeepOwner)
+		_ = ExtractZip(context.Background(), zipPath, dest, chown.Keep)
 		entries, err := os.ReadDir(parent)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // Editors that share a HistoryDir share the undo history, as separate
@@ -18,13 +20,13 @@ func TestEditor_HistoryDirOutlivesTheEditor(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("one\n"), 0o644))
 	ctx := context.Background()
 
-	first := &Editor{HistoryDir: hist, Owner: KeepOwner}
+	first := &Editor{HistoryDir: hist, Owner: chown.Keep}
 	oldS, newS := "one", "two"
 	_, err := first.Do(ctx, EditRequest{Command: CmdStrReplace, Path: p, OldStr: &oldS, NewStr: &newS})
 	require.NoError(t, err)
 	require.NoError(t, first.Close())
 
-	second := &Editor{HistoryDir: hist, Owner: KeepOwner}
+	second := &Editor{HistoryDir: hist, Owner: chown.Keep}
 	res, err := second.Do(ctx, EditRequest{Command: CmdUndoEdit, Path: p})
 	require.NoError(t, err)
 	assert.Contains(t, res.Output, "undone successfully")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 func TestResolve(t *testing.T) {
@@ -130,7 +132,7 @@ func TestWrite(t *testing.T) {
 			if tt.existing != nil {
 				writeFiles(t, dir, map[string]string{"f": *tt.existing})
 			}
-			require.NoError(t, Write(dir, "f", tt.content, tt.start, tt.end, KeepOwner))
+			require.NoError(t, Write(dir, "f", tt.content, tt.start, tt.end, chown.Keep))
 			assert.Equal(t, tt.want, readFile(t, dir+"/f"))
 		})
 	}
@@ -138,9 +140,9 @@ func TestWrite(t *testing.T) {
 
 func TestWrite_CreatesParentsAndSetsModeAndOwner(t *testing.T) {
 	dir := t.TempDir()
-	owner := Owner{UID: os.Getuid(), GID: os.Getgid()}
+	owner := chown.Owner{UID: os.Getuid(), GID: os.Getgid()}
 	if os.Geteuid() == 0 {
-		owner = Owner{UID: 1234, GID: 2345}
+		owner = chown.Owner{UID: 1234, GID: 2345}
 	}
 	require.NoError(t, Write(dir, "a/b/new.txt", "x", 0, -1, owner))
 	fi, err := os.Stat(dir + "/a/b/new.txt")
@@ -163,7 +165,7 @@ func TestWrite_KeepsModeAndOwnerOfExistingFile(t *testing.T) {
 	}
 	before, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
-	require.NoError(t, Write(dir, "s.sh", "new", 0, -1, Owner{UID: 0, GID: 0}))
+	require.NoError(t, Write(dir, "s.sh", "new", 0, -1, chown.Owner{UID: 0, GID: 0}))
 	after, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o750), after.Mode().Perm())
@@ -176,7 +178,7 @@ func TestWrite_ThroughSymlinkWritesTheTarget(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"real.txt": "old\n"})
 	require.NoError(t, os.Symlink("real.txt", dir+"/link.txt"))
-	require.NoError(t, Write(dir, "link.txt", "new", 0, -1, KeepOwner))
+	require.NoError(t, Write(dir, "link.txt", "new", 0, -1, chown.Keep))
 	assert.Equal(t, "new\n", readFile(t, dir+"/real.txt"))
 	target, err := os.Readlink(dir + "/link.txt")
 	require.NoError(t, err)
@@ -186,7 +188,7 @@ func TestWrite_ThroughSymlinkWritesTheTarget(t *testing.T) {
 func TestWrite_LeavesNoTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	for range 3 {
-		require.NoError(t, Write(dir, "f", "x", 0, -1, KeepOwner))
+		require.NoError(t, Write(dir, "f", "x", 0, -1, chown.Keep))
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -208,7 +210,7 @@ func TestWrite_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Write(dir, tt.path, "x", 0, -1, KeepOwner)
+			err := Write(dir, tt.path, "x", 0, -1, chown.Keep)
 			fe, ok := IsError(err)
 			require.True(t, ok, "got %v", err)
 			assert.Equal(t, tt.want, fe.Msg)
@@ -222,7 +224,7 @@ func TestWrite_OwnershipFailureIsReportedAfterWriting(t *testing.T) {
 		t.Skip("root may chown to anyone")
 	}
 	dir := t.TempDir()
-	err := Write(dir, "f", "x", 0, -1, Owner{UID: 0, GID: 0})
+	err := Write(dir, "f", "x", 0, -1, chown.Owner{UID: 0, GID: 0})
 	fe, ok := IsError(err)
 	require.True(t, ok, "got %v", err)
 	assert.Equal(t, "File "+dir+"/f written, but failed to change ownership and permissions: [Errno 1] Operation not permitted: '"+dir+"/f'", fe.Msg)

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // ErrNotPlainName is returned by ReceiveFile for a name with a directory
@@ -19,8 +21,8 @@ var ErrNotPlainName = errors.New("not a plain file name")
 const uploadFileMode fs.FileMode = 0o644
 
 // MkdirAll creates dir and its missing parents, giving each directory it
-// creates to owner (KeepOwner leaves them the server's).
-func MkdirAll(dir string, owner Owner) error {
+// creates to owner (chown.Keep leaves them the server's).
+func MkdirAll(dir string, owner chown.Owner) error {
 	if err := mkdirAllOwned(dir, owner); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -32,7 +34,7 @@ func MkdirAll(dir string, owner Owner) error {
 // leaves the old file (or none) rather than a part; an existing file keeps
 // its mode and owner, a new one gets mode 0644 and owner. name must be a
 // plain file name. Memory use does not depend on the size of the content.
-func ReceiveFile(ctx context.Context, dir, name string, r io.Reader, owner Owner) (int64, error) {
+func ReceiveFile(ctx context.Context, dir, name string, r io.Reader, owner chown.Owner) (int64, error) {
 	if !isPlainName(name) {
 		return 0, fmt.Errorf("receive file %q: %w", name, ErrNotPlainName)
 	}
@@ -46,7 +48,7 @@ func ReceiveFile(ctx context.Context, dir, name string, r io.Reader, owner Owner
 // ReceiveZip streams the zip archive in r to a temporary file in dir,
 // unpacks it into dir with ExtractZip (so unsafe entries refuse the whole
 // archive) and removes the temporary file whatever happens.
-func ReceiveZip(ctx context.Context, dir string, r io.Reader, owner Owner) error {
+func ReceiveZip(ctx context.Context, dir string, r io.Reader, owner chown.Owner) error {
 	tmp, err := os.CreateTemp(dir, ".upload-*.zip")
 	if err != nil {
 		return fmt.Errorf("receive zip: %w", err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // A large file replaced by an upload (the name-swap path) ends up with the
@@ -21,7 +23,7 @@ func TestReceiveFile_ReplacesLargeFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, old, 0o640))
 	fresh := bytes.Repeat([]byte("n"), exchangeSize+7)
 
-	n, err := ReceiveFile(context.Background(), dir, "big.bin", bytes.NewReader(fresh), KeepOwner)
+	n, err := ReceiveFile(context.Background(), dir, "big.bin", bytes.NewReader(fresh), chown.Keep)
 	require.NoError(t, err)
 	assert.EqualValues(t, len(fresh), n)
 	got, err := os.ReadFile(target)
@@ -38,7 +40,7 @@ func TestReceiveFile_ReplacesLargeFile(t *testing.T) {
 
 func TestReceiveFile_RefusesPathNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "a/b", "../x"} {
-		_, err := ReceiveFile(context.Background(), t.TempDir(), name, bytes.NewReader(nil), KeepOwner)
+		_, err := ReceiveFile(context.Background(), t.TempDir(), name, bytes.NewReader(nil), chown.Keep)
 		assert.ErrorIs(t, err, ErrNotPlainName, name)
 	}
 }

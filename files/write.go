@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 var syscallEISDIR = syscall.EISDIR
@@ -28,7 +30,7 @@ const newFileMode fs.FileMode = 0o664
 // Agent-facing failures are *Error values with the exact observation text:
 // a directory, an existing file that is not UTF-8, and content written but
 // ownership not settable. Other errors are server faults.
-func Write(cwd, path, content string, start, end int, owner Owner) error {
+func Write(cwd, path, content string, start, end int, owner chown.Owner) error {
 	abs := Resolve(cwd, path)
 	if err := mkdirAllOwned(filepath.Dir(abs), owner); err != nil {
 		return fmt.Errorf("create parent of %s: %w", abs, err)
@@ -96,7 +98,7 @@ func pyTail(s []string, k int) []string { return s[pyIndex(k, len(s)):] }
 
 // mkdirAllOwned creates dir and its missing parents, giving each directory it
 // creates to owner.
-func mkdirAllOwned(dir string, owner Owner) error {
+func mkdirAllOwned(dir string, owner chown.Owner) error {
 	if fi, err := os.Stat(dir); err == nil {
 		if !fi.IsDir() {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
@@ -114,7 +116,7 @@ func mkdirAllOwned(dir string, owner Owner) error {
 		}
 		return err
 	}
-	if !owner.isKeep() {
+	if !owner.IsKeep() {
 		if err := os.Lchown(dir, owner.UID, owner.GID); err != nil {
 			return err
 		}

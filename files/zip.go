@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // ErrUnsafeZipEntry marks a zip entry that would be written outside the
@@ -42,7 +44,7 @@ type zipItem struct {
 // of redirecting it. A symlink already in dest may still point anywhere (it
 // is the agent's own); the archive only cannot write through it. Entries are
 // streamed to disk, so memory stays small whatever the archive's size.
-func ExtractZip(ctx context.Context, zipPath, dest string, owner Owner) error {
+func ExtractZip(ctx context.Context, zipPath, dest string, owner chown.Owner) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil {
 		return fmt.Errorf("open zip %s: %w", zipPath, err)
@@ -193,7 +195,7 @@ func readLinkEntry(f *zip.File) (string, error) {
 // write passes through a symlink, even one made after the checks.
 type extractor struct {
 	root  int
-	owner Owner
+	owner chown.Owner
 }
 
 // check refuses an entry that would pass through a symlink already in the
@@ -251,7 +253,7 @@ func (x extractor) openDir(dir string, create bool) (int, error) {
 		}
 		unix.Close(fd)
 		fd = next
-		if made && !x.owner.isKeep() {
+		if made && !x.owner.IsKeep() {
 			if err := unix.Fchown(fd, x.owner.UID, x.owner.GID); err != nil {
 				unix.Close(fd)
 				return -1, &fs.PathError{Op: "chown", Path: cur, Err: err}
@@ -312,7 +314,7 @@ func (x extractor) file(ctx context.Context, zf *zip.File, name string) error {
 	if err == nil {
 		_, err = io.Copy(out, ctxReader{ctx, rc})
 	}
-	if err == nil && !x.owner.isKeep() {
+	if err == nil && !x.owner.IsKeep() {
 		err = out.Chown(x.owner.UID, x.owner.GID)
 	}
 	if cerr := out.Close(); err == nil {
@@ -336,7 +338,7 @@ func (x extractor) symlink(name, target string) error {
 	if err := unix.Symlinkat(target, fd, base); err != nil {
 		return fmt.Errorf("symlink %s: %w", name, err)
 	}
-	if x.owner.isKeep() {
+	if x.owner.IsKeep() {
 		return nil
 	}
 	return unix.Fchownat(fd, base, x.owner.UID, x.owner.GID, unix.AT_SYMLINK_NOFOLLOW)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 type zipEntry struct {
@@ -46,9 +48,9 @@ func makeZip(t testing.TB, entries ...zipEntry) string {
 
 func TestExtractZip_WritesTreeWithOwner(t *testing.T) {
 	dest := t.TempDir()
-	owner := Owner{UID: os.Getuid(), GID: os.Getgid()}
+	owner := chown.Owner{UID: os.Getuid(), GID: os.Getgid()}
 	if os.Geteuid() == 0 {
-		owner = Owner{UID: 1234, GID: 2345}
+		owner = chown.Owner{UID: 1234, GID: 2345}
 	}
 	zp := makeZip(t,
 		zipEntry{name: "test_dir/"},
@@ -96,7 +98,7 @@ func TestExtractZip_RefusesEscapes(t *testing.T) {
 			base := t.TempDir()
 			dest := filepath.Join(base, "dest")
 			require.NoError(t, os.Mkdir(dest, 0o755))
-			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, KeepOwner)
+			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, chown.Keep)
 			assert.ErrorIs(t, err, ErrUnsafeZipEntry)
 			entries, _ := os.ReadDir(dest)
 			assert.Empty(t, entries, "nothing written, not even the safe entries")
@@ -135,7 +137,7 @@ func TestExtractZip_ExistingSymlinkCannotRedirectWrites(t *testing.T) {
 			}
 			before := treeOf(t, base)
 
-			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, KeepOwner)
+			err := ExtractZip(context.Background(), makeZip(t, tt.entries...), dest, chown.Keep)
 			assert.ErrorIs(t, err, ErrUnsafeZipEntry)
 			assert.Equal(t, before, treeOf(t, base), "nothing written anywhere")
 			assert.Equal(t, "keep", readFile(t, filepath.Join(dest, "sub", "real.txt")))
@@ -146,7 +148,7 @@ func TestExtractZip_ExistingSymlinkCannotRedirectWrites(t *testing.T) {
 func TestExtractZip_FIFOInTheWayFailsInsteadOfBlocking(t *testing.T) {
 	dest := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dest, "pipe"), 0o644))
-	err := ExtractZip(context.Background(), makeZip(t, zipEntry{name: "pipe", body: "x"}), dest, KeepOwner)
+	err := ExtractZip(context.Background(), makeZip(t, zipEntry{name: "pipe", body: "x"}), dest, chown.Keep)
 	assert.Error(t, err)
 }
 
@@ -242,7 +244,7 @@ func TestExtractZip_LargeEntryStreams(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	dest := t.TempDir()
-	require.NoError(t, ExtractZip(context.Background(), p, dest, KeepOwner))
+	require.NoError(t, ExtractZip(context.Background(), p, dest, chown.Keep))
 	runtime.ReadMemStats(&after)
 	fi, err := os.Stat(dest + "/big.bin")
 	require.NoError(t, err)
@@ -311,7 +313,7 @@ func TestZip_RoundTrip(t *testing.T) {
 	require.NoError(t, WriteZip(context.Background(), f, src))
 	require.NoError(t, f.Close())
 	dest := t.TempDir()
-	require.NoError(t, ExtractZip(context.Background(), zp, dest, KeepOwner))
+	require.NoError(t, ExtractZip(context.Background(), zp, dest, chown.Keep))
 	var names []string
 	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
 		if !d.IsDir() {

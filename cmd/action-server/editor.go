@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // fileEditorCommand is the hidden mode the agent skills' file_editor runs:
@@ -30,7 +31,7 @@ func runFileEditor(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "file-editor: bad request:", err)
 		return 2
 	}
-	ed := &files.Editor{HistoryDir: os.Getenv(editorHistoryEnv), Owner: files.KeepOwner}
+	ed := &files.Editor{HistoryDir: os.Getenv(editorHistoryEnv), Owner: chown.Keep}
 	if wd, err := os.Getwd(); err == nil {
 		ed.WorkspaceRoot = wd
 	}

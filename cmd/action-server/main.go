@@ -19,7 +19,7 @@ import (
 
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
-	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/chown"
 	"github.com/actionserver/actionserver/internal/serverflags"
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/server"
@@ -174,11 +174,11 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 	if err != nil {
 		return nil, err
 	}
-	var owner *files.Owner
+	var owner *chown.Owner
 	if os.Getuid() == 0 {
 		// Upstream gives new files <uid>:<uid>, whatever the user's
 		// primary group; only root can give files away at all.
-		owner = &files.Owner{UID: u.UID, GID: u.UID}
+		owner = &chown.Owner{UID: u.UID, GID: u.UID}
 	}
 	exec, err := executor.New(ctx, executor.Options{
 		Started:       started,
