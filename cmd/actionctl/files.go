@@ -9,11 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/actionserver/actionserver/event"
 )
@@ -380,64 +377,4 @@ func (a *app) watchCmd() *cobra.Command {
 	}
 	c.Flags().BoolVarP(&recursive, "recursive", "r", true, "also watch every directory below, including new ones")
 	return c
-}
-
-// progressMin is the size from which a transfer shows progress.
-const progressMin = 4 << 20
-
-// progress draws one self-updating line on standard error, and only when
-// that is a terminal: scripts and pipes see nothing.
-type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	label   string
-	total   int64 // 0 when unknown
-	started time.Time
-	last    time.Time
-	shown   bool
-}
-
-func (a *app) newProgress(label string, total int64) *progress {
-	p := &progress{label: label, total: total, started: time.Now()}
-	if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.w = f
-	}
-	return p
-}
-
-func (p *progress) update(n int64) {
-	if p == nil || p.w == nil || n < progressMin {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last, p.shown = now, true
-	p.draw(n, now)
-}
-
-func (p *progress) draw(n int64, now time.Time) {
-	rate := float64(n) / max(now.Sub(p.started).Seconds(), 1e-3) / (1 << 20)
-	if p.total > 0 {
-		fmt.Fprintf(p.w, "\r%s: %5.1f%% %8.1f MB  %6.1f MB/s ", p.label, 100*float64(n)/float64(p.total), float64(n)/(1<<20), rate)
-	} else {
-		fmt.Fprintf(p.w, "\r%s: %8.1f MB  %6.1f MB/s ", p.label, float64(n)/(1<<20), rate)
-	}
-}
-
-// done ends the progress line, if one was drawn.
-func (p *progress) done(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.shown {
-		return
-	}
-	if err == nil {
-		fmt.Fprintln(p.w, "done")
-	} else {
-		fmt.Fprintln(p.w, "failed")
-	}
 }
