@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/actionserver/actionserver/bench"
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 )
 
 func main() {
@@ -29,19 +29,27 @@ func main() {
 	}
 }
 
+// scenario measures one aspect and returns its rows of the table.
+type scenario struct {
+	name    string
+	measure func(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error)
+}
+
 // scenarios lists what is measured, in table order.
-var scenarios = []bench.Scenario{
-	bench.HTTPFloor,
-	bench.ShellLatency,
-	bench.Startup,
-	bench.MemoryAfterActions,
-	bench.BigOutput,
-	bench.Stream,
-	bench.ParallelSessions,
-	bench.AliveUnderFlood,
-	bench.FileTransfer,
-	bench.IPython,
-	bench.Browser,
+func scenarios() []scenario {
+	return []scenario{
+		{"http floor", measureHTTPFloor},
+		{"shell round trip", measureShellLatency},
+		{"start-up and idle memory", measureStartup},
+		{"memory after 10,000 actions", measureMemoryAfterActions},
+		{"big output", measureBigOutput},
+		{"stream", measureStream},
+		{"parallel sessions", measureParallelSessions},
+		{"alive under flood", measureAliveUnderFlood},
+		{"file transfer", measureFileTransfer},
+		{"ipython", measureIPython},
+		{"browser", measureBrowser},
+	}
 }
 
 func run(quick bool, outPath, only string) error {
@@ -50,7 +58,7 @@ func run(quick bool, outPath, only string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	env := &bench.Env{BinDir: filepath.Join(tmp, "bin"), Home: filepath.Join(tmp, "home"), Quick: quick,
+	env := &benchkit.Env{BinDir: filepath.Join(tmp, "bin"), Home: filepath.Join(tmp, "home"), Quick: quick,
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
 	if err := os.MkdirAll(env.Home, 0o755); err != nil {
 		return err
@@ -65,18 +73,18 @@ func run(quick bool, outPath, only string) error {
 	}
 
 	ctx := context.Background()
-	var rows []bench.Row
-	for _, s := range scenarios {
-		if only != "" && !strings.Contains(s.Name, only) {
+	var rows []benchkit.Row
+	for _, s := range scenarios() {
+		if only != "" && !strings.Contains(s.name, only) {
 			continue
 		}
-		env.Logf("running %s ...", s.Name)
+		env.Logf("running %s ...", s.name)
 		start := time.Now()
-		r, err := s.Run(ctx, env)
+		r, err := s.measure(ctx, env)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		env.Logf("  %s done in %v", s.Name, time.Since(start).Round(time.Millisecond))
+		env.Logf("  %s done in %v", s.name, time.Since(start).Round(time.Millisecond))
 		rows = append(rows, r...)
 	}
 
@@ -113,7 +121,7 @@ Notes:
   bytes to and from a file.
 `
 
-func render(rows []bench.Row) string {
+func render(rows []benchkit.Row) string {
 	var b strings.Builder
 	b.WriteString("| metric | this server | floor | ratio | target | met |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {

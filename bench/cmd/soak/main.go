@@ -13,7 +13,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/actionserver/actionserver/bench"
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 )
 
 func main() {
@@ -33,7 +33,7 @@ func run(duration time.Duration, clients int, browser bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	env := &bench.Env{BinDir: filepath.Join(tmp, "bin"), Home: filepath.Join(tmp, "home")}
+	env := &benchkit.Env{BinDir: filepath.Join(tmp, "bin"), Home: filepath.Join(tmp, "home")}
 	if err := os.MkdirAll(env.Home, 0o755); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func run(duration time.Duration, clients int, browser bool) error {
 		return fmt.Errorf("build: %w\n%s", err, b)
 	}
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
-	r, err := bench.Soak(context.Background(), env, bench.SoakConfig{Duration: duration, Clients: clients, Browser: browser, Logf: logf})
+	r, err := soak(context.Background(), env, soakConfig{Duration: duration, Clients: clients, Browser: browser, Logf: logf})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bytes"
@@ -10,16 +10,15 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/shell"
 )
 
-// ShellLatency measures the round trip of `true`: (a) the floor, a bare
-// bash on a PTY fed `true` plus a marker; (b) through shell.Session in
+// measureShellLatency measures the round trip of `true`: (a) the floor, a
+// bare bash on a PTY fed `true` plus a marker; (b) through shell.Session in
 // process; (c) through HTTP with the Go client.
-var ShellLatency = Scenario{Name: "shell round trip", Run: runShellLatency}
-
-func runShellLatency(ctx context.Context, env *Env) ([]Row, error) {
+func measureShellLatency(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	n := env.Iterations(2000)
 	floor, err := ptyFloor(n)
 	if err != nil {
@@ -29,7 +28,7 @@ func runShellLatency(ctx context.Context, env *Env) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("in-process: %w", err)
 	}
-	s, err := StartServer(ctx, env)
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -48,17 +47,17 @@ func runShellLatency(ctx context.Context, env *Env) ([]Row, error) {
 			viaHTTP = append(viaHTTP, time.Since(start))
 		}
 	}
-	f50, f99 := Percentile(floor, 50), Percentile(floor, 99)
-	i50, i99 := Percentile(inproc, 50), Percentile(inproc, 99)
-	h50, h99 := Percentile(viaHTTP, 50), Percentile(viaHTTP, 99)
-	return []Row{
-		{Metric: "`true`, raw PTY (floor) p50 / p99", Value: Ms(f50) + " / " + Ms(f99)},
-		{Metric: "`true` via shell.Session p50 / p99", Value: Ms(i50) + " / " + Ms(i99),
-			Floor: Ms(f50), Ratio: Ratio(float64(i50), float64(f50))},
-		{Metric: "`true` via HTTP p50", Value: Ms(h50), Floor: Ms(f50),
-			Ratio: Ratio(float64(h50), float64(f50)), Target: "≤ 1 ms", OK: Check(h50 <= time.Millisecond)},
-		{Metric: "`true` via HTTP p99", Value: Ms(h99), Floor: Ms(f99),
-			Ratio: Ratio(float64(h99), float64(f99)), Target: "≤ 3 ms", OK: Check(h99 <= 3*time.Millisecond)},
+	f50, f99 := benchkit.Percentile(floor, 50), benchkit.Percentile(floor, 99)
+	i50, i99 := benchkit.Percentile(inproc, 50), benchkit.Percentile(inproc, 99)
+	h50, h99 := benchkit.Percentile(viaHTTP, 50), benchkit.Percentile(viaHTTP, 99)
+	return []benchkit.Row{
+		{Metric: "`true`, raw PTY (floor) p50 / p99", Value: benchkit.Ms(f50) + " / " + benchkit.Ms(f99)},
+		{Metric: "`true` via shell.Session p50 / p99", Value: benchkit.Ms(i50) + " / " + benchkit.Ms(i99),
+			Floor: benchkit.Ms(f50), Ratio: benchkit.Ratio(float64(i50), float64(f50))},
+		{Metric: "`true` via HTTP p50", Value: benchkit.Ms(h50), Floor: benchkit.Ms(f50),
+			Ratio: benchkit.Ratio(float64(h50), float64(f50)), Target: "≤ 1 ms", OK: benchkit.Check(h50 <= time.Millisecond)},
+		{Metric: "`true` via HTTP p99", Value: benchkit.Ms(h99), Floor: benchkit.Ms(f99),
+			Ratio: benchkit.Ratio(float64(h99), float64(f99)), Target: "≤ 3 ms", OK: benchkit.Check(h99 <= 3*time.Millisecond)},
 	}, nil
 }
 
@@ -106,7 +105,7 @@ func ptyFloor(n int) ([]time.Duration, error) {
 	return out, nil
 }
 
-func sessionLatency(ctx context.Context, env *Env, n int) ([]time.Duration, error) {
+func sessionLatency(ctx context.Context, env *benchkit.Env, n int) ([]time.Duration, error) {
 	dir, err := os.MkdirTemp("", "bench-shell-")
 	if err != nil {
 		return nil, err
@@ -135,35 +134,33 @@ func sessionLatency(ctx context.Context, env *Env, n int) ([]time.Duration, erro
 	return out, nil
 }
 
-// Startup measures the binary from exec to the first 200 from /alive, and
-// its resident memory once idle.
-var Startup = Scenario{Name: "start-up and idle memory", Run: runStartup}
-
-func runStartup(ctx context.Context, env *Env) ([]Row, error) {
+// measureStartup measures the binary from exec to the first 200 from
+// /alive, and its resident memory once idle.
+func measureStartup(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	var ready []time.Duration
 	var rss []int64
 	for range env.Iterations(20) {
-		s, err := StartServer(ctx, env)
+		s, err := benchkit.StartServer(ctx, env)
 		if err != nil {
 			return nil, err
 		}
 		ready = append(ready, s.Ready)
 		time.Sleep(500 * time.Millisecond)
-		r, err := RSS(s.Cmd.Process.Pid, false)
+		r, err := benchkit.RSS(s.Cmd.Process.Pid, false)
 		s.Stop()
 		if err != nil {
 			return nil, err
 		}
 		rss = append(rss, r)
 	}
-	r50 := Percentile(ready, 50)
+	r50 := benchkit.Percentile(ready, 50)
 	var rssDur []time.Duration // reuse Percentile for the median
 	for _, r := range rss {
 		rssDur = append(rssDur, time.Duration(r))
 	}
-	m50 := int64(Percentile(rssDur, 50))
-	return []Row{
-		{Metric: "start to /alive (median)", Value: Ms(r50), Target: "≤ 15 ms", OK: Check(r50 <= 15*time.Millisecond)},
-		{Metric: "idle RSS (median)", Value: MB(m50), Target: "≤ 15 MB", OK: Check(m50 <= 15<<20)},
+	m50 := int64(benchkit.Percentile(rssDur, 50))
+	return []benchkit.Row{
+		{Metric: "start to /alive (median)", Value: benchkit.Ms(r50), Target: "≤ 15 ms", OK: benchkit.Check(r50 <= 15*time.Millisecond)},
+		{Metric: "idle RSS (median)", Value: benchkit.MB(m50), Target: "≤ 15 MB", OK: benchkit.Check(m50 <= 15<<20)},
 	}, nil
 }

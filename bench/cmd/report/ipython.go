@@ -1,18 +1,19 @@
-package bench
+package main
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/event"
 )
 
-// IPython measures the jupyter plugin: the server's start to ready with
+// measureIPython measures the jupyter plugin: the server's start to ready with
 // the plugin (a cold Jupyter Server and kernel), and run_ipython of 1+1
 // through HTTP on the warm kernel.
-var IPython = Scenario{Name: "ipython", Run: func(ctx context.Context, env *Env) ([]Row, error) {
-	s, err := StartServer(ctx, env, "--plugins", "jupyter")
+func measureIPython(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
+	s, err := benchkit.StartServer(ctx, env, "--plugins", "jupyter")
 	if err != nil {
 		return nil, err
 	}
@@ -33,10 +34,10 @@ var IPython = Scenario{Name: "ipython", Run: func(ctx context.Context, env *Env)
 			d = append(d, time.Since(start))
 		}
 	}
-	p50 := Percentile(d, 50)
-	return []Row{
-		{Metric: "start to ready with --plugins jupyter (cold server and kernel)", Value: Ms(s.Ready)},
-		{Metric: "run_ipython 1+1, warm kernel, p50 / p99", Value: Ms(p50) + " / " + Ms(Percentile(d, 99)),
-			Target: "p50 ≤ 20 ms", OK: Check(p50 <= 20*time.Millisecond)},
+	p50 := benchkit.Percentile(d, 50)
+	return []benchkit.Row{
+		{Metric: "start to ready with --plugins jupyter (cold server and kernel)", Value: benchkit.Ms(s.Ready)},
+		{Metric: "run_ipython 1+1, warm kernel, p50 / p99", Value: benchkit.Ms(p50) + " / " + benchkit.Ms(benchkit.Percentile(d, 99)),
+			Target: "p50 ≤ 20 ms", OK: benchkit.Check(p50 <= 20*time.Millisecond)},
 	}, nil
-}}
+}

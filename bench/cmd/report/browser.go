@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/event"
 )
 
-// Browser measures browse of a local page: the first one from a cold
+// measureBrowser measures browse of a local page: the first one from a cold
 // start of Chromium, then warm ones.
-var Browser = Scenario{Name: "browser", Run: func(ctx context.Context, env *Env) ([]Row, error) {
+func measureBrowser(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -25,7 +26,7 @@ var Browser = Scenario{Name: "browser", Run: func(ctx context.Context, env *Env)
 	defer page.Close()
 	url := "http://" + l.Addr().String() + "/"
 
-	s, err := StartServer(ctx, env, "--enable-browser")
+	s, err := benchkit.StartServer(ctx, env, "--enable-browser")
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +55,10 @@ var Browser = Scenario{Name: "browser", Run: func(ctx context.Context, env *Env)
 		}
 		warm = append(warm, d)
 	}
-	p50 := Percentile(warm, 50)
-	return []Row{
-		{Metric: "browse a local page, cold Chromium, to the first observation", Value: Ms(cold), Target: "≤ 2 s", OK: Check(cold <= 2*time.Second)},
-		{Metric: "browse a local page, warm Chromium, p50 / p99", Value: Ms(p50) + " / " + Ms(Percentile(warm, 99)),
-			Target: "p50 ≤ 150 ms", OK: Check(p50 <= 150*time.Millisecond)},
+	p50 := benchkit.Percentile(warm, 50)
+	return []benchkit.Row{
+		{Metric: "browse a local page, cold Chromium, to the first observation", Value: benchkit.Ms(cold), Target: "≤ 2 s", OK: benchkit.Check(cold <= 2*time.Second)},
+		{Metric: "browse a local page, warm Chromium, p50 / p99", Value: benchkit.Ms(p50) + " / " + benchkit.Ms(benchkit.Percentile(warm, 99)),
+			Target: "p50 ≤ 150 ms", OK: benchkit.Check(p50 <= 150*time.Millisecond)},
 	}, nil
-}}
+}

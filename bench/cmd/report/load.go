@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 )
 
-// HTTPFloor measures an empty loopback HTTP round trip with net/http, the
+// measureHTTPFloor measures an empty loopback HTTP round trip with net/http, the
 // floor under every API call.
-var HTTPFloor = Scenario{Name: "http floor", Run: func(ctx context.Context, env *Env) ([]Row, error) {
+func measureHTTPFloor(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -42,19 +43,19 @@ var HTTPFloor = Scenario{Name: "http floor", Run: func(ctx context.Context, env 
 			d = append(d, time.Since(start))
 		}
 	}
-	return []Row{{Metric: "empty loopback HTTP round trip (floor) p50 / p99",
-		Value: Ms(Percentile(d, 50)) + " / " + Ms(Percentile(d, 99))}}, nil
-}}
+	return []benchkit.Row{{Metric: "empty loopback HTTP round trip (floor) p50 / p99",
+		Value: benchkit.Ms(benchkit.Percentile(d, 50)) + " / " + benchkit.Ms(benchkit.Percentile(d, 99))}}, nil
+}
 
-// MemoryAfterActions measures RSS after many actions against RSS at idle.
-var MemoryAfterActions = Scenario{Name: "memory after 10,000 actions", Run: func(ctx context.Context, env *Env) ([]Row, error) {
-	s, err := StartServer(ctx, env)
+// measureMemoryAfterActions measures RSS after many actions against RSS at idle.
+func measureMemoryAfterActions(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Stop()
 	time.Sleep(time.Second)
-	idle, err := RSS(s.Cmd.Process.Pid, false)
+	idle, err := benchkit.RSS(s.Cmd.Process.Pid, false)
 	if err != nil {
 		return nil, err
 	}
@@ -69,18 +70,18 @@ var MemoryAfterActions = Scenario{Name: "memory after 10,000 actions", Run: func
 		}
 	}
 	time.Sleep(2 * time.Second) // let the runtime return freed memory
-	after, err := RSS(s.Cmd.Process.Pid, false)
+	after, err := benchkit.RSS(s.Cmd.Process.Pid, false)
 	if err != nil {
 		return nil, err
 	}
-	return []Row{{Metric: fmt.Sprintf("RSS after %d actions (idle %s)", n, MB(idle)), Value: MB(after),
-		Floor: MB(idle), Ratio: Ratio(float64(after), float64(idle)), Target: "≤ idle + 5 MB",
-		OK: Check(after-idle <= 5<<20)}}, nil
-}}
+	return []benchkit.Row{{Metric: fmt.Sprintf("RSS after %d actions (idle %s)", n, benchkit.MB(idle)), Value: benchkit.MB(after),
+		Floor: benchkit.MB(idle), Ratio: benchkit.Ratio(float64(after), float64(idle)), Target: "≤ idle + 5 MB",
+		OK: benchkit.Check(after-idle <= 5<<20)}}, nil
+}
 
-// BigOutput measures `seq 1 1000000` through a run action against reading
+// measureBigOutput measures `seq 1 1000000` through a run action against reading
 // the same output from a bare bash on a PTY.
-var BigOutput = Scenario{Name: "big output", Run: func(ctx context.Context, env *Env) ([]Row, error) {
+func measureBigOutput(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	reps := env.Iterations(5)
 	reps = min(reps, 5)
 	var floor, ours []time.Duration
@@ -96,7 +97,7 @@ var BigOutput = Scenario{Name: "big output", Run: func(ctx context.Context, env 
 		f.Close()
 		floor = append(floor, time.Since(start))
 	}
-	s, err := StartServer(ctx, env)
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -112,15 +113,15 @@ var BigOutput = Scenario{Name: "big output", Run: func(ctx context.Context, env 
 		}
 		ours = append(ours, time.Since(start))
 	}
-	f50, o50 := Percentile(floor, 50), Percentile(ours, 50)
-	return []Row{{Metric: "`seq 1 1000000` via run (median)", Value: Ms(o50), Floor: Ms(f50),
-		Ratio: Ratio(float64(o50), float64(f50)), Target: "≤ 1.2× floor", OK: Check(float64(o50) <= 1.2*float64(f50))}}, nil
-}}
+	f50, o50 := benchkit.Percentile(floor, 50), benchkit.Percentile(ours, 50)
+	return []benchkit.Row{{Metric: "`seq 1 1000000` via run (median)", Value: benchkit.Ms(o50), Floor: benchkit.Ms(f50),
+		Ratio: benchkit.Ratio(float64(o50), float64(f50)), Target: "≤ 1.2× floor", OK: benchkit.Check(float64(o50) <= 1.2*float64(f50))}}, nil
+}
 
-// ParallelSessions runs 20 commands in each of 64 sessions at once and
+// measureParallelSessions runs 20 commands in each of 64 sessions at once and
 // compares the wall time with one session running its 20.
-var ParallelSessions = Scenario{Name: "parallel sessions", Run: func(ctx context.Context, env *Env) ([]Row, error) {
-	s, err := StartServer(ctx, env)
+func measureParallelSessions(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ var ParallelSessions = Scenario{Name: "parallel sessions", Run: func(ctx context
 		}
 		return nil
 	}
-	var rows []Row
+	var rows []benchkit.Row
 	for _, command := range []string{"sleep 0.05", "true"} {
 		start := time.Now()
 		if err := runAll(ids[0], command); err != nil {
@@ -177,19 +178,19 @@ var ParallelSessions = Scenario{Name: "parallel sessions", Run: func(ctx context
 			return nil, err
 		}
 		all := time.Since(start)
-		row := Row{Metric: fmt.Sprintf("64 sessions × 20 × `%s`, wall time", command), Value: Ms(all), Floor: Ms(one) + " (1 session)",
-			Ratio: Ratio(float64(all), float64(one))}
+		row := benchkit.Row{Metric: fmt.Sprintf("64 sessions × 20 × `%s`, wall time", command), Value: benchkit.Ms(all), Floor: benchkit.Ms(one) + " (1 session)",
+			Ratio: benchkit.Ratio(float64(all), float64(one))}
 		if command == "sleep 0.05" {
-			row.Target, row.OK = "≤ 2× one session", Check(all <= 2*one)
+			row.Target, row.OK = "≤ 2× one session", benchkit.Check(all <= 2*one)
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
-}}
+}
 
-// AliveUnderFlood measures /alive while another session floods output.
-var AliveUnderFlood = Scenario{Name: "alive under flood", Run: func(ctx context.Context, env *Env) ([]Row, error) {
-	s, err := StartServer(ctx, env)
+// measureAliveUnderFlood measures /alive while another session floods output.
+func measureAliveUnderFlood(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ var AliveUnderFlood = Scenario{Name: "alive under flood", Run: func(ctx context.
 		note = " (flood ended early)"
 	}
 	_ = s.Client.Signal(ctx, "flood", "SIGKILL")
-	p99 := Percentile(d, 99)
-	return []Row{{Metric: "/alive p50 / p99 while a session floods output" + note,
-		Value: Ms(Percentile(d, 50)) + " / " + Ms(p99), Target: "p99 ≤ 5 ms", OK: Check(p99 <= 5*time.Millisecond)}}, nil
-}}
+	p99 := benchkit.Percentile(d, 99)
+	return []benchkit.Row{{Metric: "/alive p50 / p99 while a session floods output" + note,
+		Value: benchkit.Ms(benchkit.Percentile(d, 50)) + " / " + benchkit.Ms(p99), Target: "p99 ≤ 5 ms", OK: benchkit.Check(p99 <= 5*time.Millisecond)}}, nil
+}

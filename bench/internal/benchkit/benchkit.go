@@ -1,8 +1,10 @@
-// Package bench measures the action server against the cheapest way to do
-// the same work on the same machine (the floor), in the same run. Each
-// Scenario returns table rows; cmd/report runs them all and writes
-// RESULTS.md.
-package bench
+// Package benchkit is what the benchmark commands share: a server started
+// for a measurement, the environment of a run, the rows of the results
+// table and the helpers that format them. The benchmarks measure the action
+// server against the cheapest way to do the same work on the same machine
+// (the floor), in the same run: bench/cmd/report writes RESULTS.md,
+// bench/cmd/soak drives a server for a while and looks for leaks.
+package benchkit
 
 import (
 	"context"
@@ -39,12 +41,6 @@ type Env struct {
 	// Quick shortens scenarios (fewer iterations) for CI smoke runs.
 	Quick bool
 	Logf  func(format string, args ...any)
-}
-
-// Scenario measures one aspect.
-type Scenario struct {
-	Name string
-	Run  func(ctx context.Context, env *Env) ([]Row, error)
 }
 
 // Iterations returns n, or a tenth of it in quick mode.

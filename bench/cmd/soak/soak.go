@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bytes"
@@ -15,12 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
 
-// SoakConfig configures Soak.
-type SoakConfig struct {
+// soakConfig configures soak.
+type soakConfig struct {
 	// Duration is how long the clients run.
 	Duration time.Duration
 	// Clients is the number of concurrent clients; each has its own
@@ -31,8 +32,8 @@ type SoakConfig struct {
 	Logf    func(format string, args ...any)
 }
 
-// SoakReport is what a soak run found.
-type SoakReport struct {
+// soakReport is what a soak run found.
+type soakReport struct {
 	Ops      map[string]int64 // completed operations by kind
 	Errors   []string         // unexpected errors and wrong answers (at most 50 kept)
 	Baseline client.ServerInfo
@@ -41,13 +42,13 @@ type SoakReport struct {
 	Leaks []string
 }
 
-// Soak starts a server and drives it with Clients concurrent clients for
+// soak starts a server and drives it with Clients concurrent clients for
 // Duration, mixing shell commands through run actions and through their
 // own sessions, file writes and edits, uploads and downloads and (with
 // Browser) page visits, checking every answer. Afterwards the server's
 // goroutines, descriptors, children and memory must be back near their
 // baseline.
-func Soak(ctx context.Context, env *Env, cfg SoakConfig) (*SoakReport, error) {
+func soak(ctx context.Context, env *benchkit.Env, cfg soakConfig) (*soakReport, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -59,7 +60,7 @@ func Soak(ctx context.Context, env *Env, cfg SoakConfig) (*SoakReport, error) {
 	page, stopPage := servePage()
 	defer stopPage()
 
-	r := &SoakReport{Ops: map[string]int64{}}
+	r := &soakReport{Ops: map[string]int64{}}
 	var mu sync.Mutex
 	fail := func(format string, a ...any) {
 		mu.Lock()
@@ -134,17 +135,17 @@ func Soak(ctx context.Context, env *Env, cfg SoakConfig) (*SoakReport, error) {
 }
 
 type soakServer struct {
-	*Server
+	*benchkit.Server
 	workDir string
 }
 
-func startSoakServer(ctx context.Context, env *Env, browser bool) (*soakServer, error) {
+func startSoakServer(ctx context.Context, env *benchkit.Env, browser bool) (*soakServer, error) {
 	var extra []string
 	if browser {
 		// StartServer disables the browser; a later flag enables it.
 		extra = append(extra, "--enable-browser")
 	}
-	s, err := StartServer(ctx, env, extra...)
+	s, err := benchkit.StartServer(ctx, env, extra...)
 	if err != nil {
 		return nil, err
 	}

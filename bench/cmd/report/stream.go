@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"context"
@@ -11,16 +11,17 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 )
 
 // streamSize is how much the streamed command prints.
 const streamSize = 100 << 20
 
-// Stream measures following a command that prints 100 MB through the
+// measureStream measures following a command that prints 100 MB through the
 // sessions API's Server-Sent Events, against `cat` of the same bytes to
 // /dev/null, and checks that every byte arrived (none lost).
-var Stream = Scenario{Name: "stream", Run: func(ctx context.Context, env *Env) ([]Row, error) {
+func measureStream(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	dir, err := os.MkdirTemp("", "bench-stream-")
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ var Stream = Scenario{Name: "stream", Run: func(ctx context.Context, env *Env) (
 		tty.Close()
 		ptyFloor = append(ptyFloor, mbps(size, time.Since(start)))
 	}
-	s, err := StartServer(ctx, env)
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +111,10 @@ var Stream = Scenario{Name: "stream", Run: func(ctx context.Context, env *Env) (
 		s.Client.DeleteSession(ctx, id)
 	}
 	o, fl, pf := median(ours), median(floor), median(ptyFloor)
-	return []Row{
+	return []benchkit.Row{
 		{Metric: "stream a command printing 100 MB (SSE) median, bytes lost", Value: fmt.Sprintf("%.0f MB/s, %d lost", o, lost),
-			Floor: fmt.Sprintf("%.0f MB/s (cat from a raw PTY)", pf), Ratio: Ratio(o, pf)},
+			Floor: fmt.Sprintf("%.0f MB/s (cat from a raw PTY)", pf), Ratio: benchkit.Ratio(o, pf)},
 		{Metric: "… the same against cat > /dev/null", Value: fmt.Sprintf("%.0f MB/s", o),
-			Floor: fmt.Sprintf("%.0f MB/s", fl), Ratio: Ratio(o, fl)},
+			Floor: fmt.Sprintf("%.0f MB/s", fl), Ratio: benchkit.Ratio(o, fl)},
 	}, nil
-}}
+}

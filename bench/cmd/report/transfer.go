@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bufio"
@@ -13,17 +13,19 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/actionserver/actionserver/bench/internal/benchkit"
 )
 
 // transferSize is the file moved each way.
 const transferSize = 256 << 20
 
-// FileTransfer moves a 256 MB file into and out of the sandbox through the
+// measureFileTransfer moves a 256 MB file into and out of the sandbox through the
 // HTTP API (multipart upload; zip download) and compares the throughput
 // with the floor: a minimal net/http handler streaming the same bytes from
 // a request body to a file and from a file to a response, measured in the
 // same run. It also reports the server's peak RSS over the transfers.
-var FileTransfer = Scenario{Name: "file transfer", Run: func(ctx context.Context, env *Env) ([]Row, error) {
+func measureFileTransfer(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	// In memory when the machine has a tmpfs: this disk's write speed
 	// swings between runs by a factor of three (block discards), which
 	// would drown the difference between server and floor.
@@ -46,7 +48,7 @@ var FileTransfer = Scenario{Name: "file transfer", Run: func(ctx context.Context
 		return nil, fmt.Errorf("floor: %w", err)
 	}
 	defer fl.close()
-	s, err := StartServer(ctx, env)
+	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -87,21 +89,21 @@ var FileTransfer = Scenario{Name: "file transfer", Run: func(ctx context.Context
 		}
 	}
 	env.Logf("  upload MB/s: server %.0f, floor %.0f; download: server %.0f, floor %.0f", up, floorUp, down, floorDown)
-	peak, err := RSS(s.Cmd.Process.Pid, true)
+	peak, err := benchkit.RSS(s.Cmd.Process.Pid, true)
 	if err != nil {
 		return nil, err
 	}
 	mu, md := median(up), median(down)
 	fu, fd := median(floorUp), median(floorDown)
-	return []Row{
+	return []benchkit.Row{
 		{Metric: "upload 256 MB (multipart) median", Value: fmt.Sprintf("%.0f MB/s", mu), Floor: fmt.Sprintf("%.0f MB/s", fu),
-			Ratio: Ratio(mu, fu), Target: "≥ 80% of floor", OK: Check(mu >= 0.8*fu)},
+			Ratio: benchkit.Ratio(mu, fu), Target: "≥ 80% of floor", OK: benchkit.Check(mu >= 0.8*fu)},
 		{Metric: "download 256 MB (zip) median", Value: fmt.Sprintf("%.0f MB/s", md), Floor: fmt.Sprintf("%.0f MB/s", fd),
-			Ratio: Ratio(md, fd), Target: "≥ 80% of floor", OK: Check(md >= 0.8*fd)},
-		{Metric: fmt.Sprintf("server peak RSS over %d transfers each way", runs), Value: MB(peak),
-			Target: "< 40 MB", OK: Check(peak < 40<<20)},
+			Ratio: benchkit.Ratio(md, fd), Target: "≥ 80% of floor", OK: benchkit.Check(md >= 0.8*fd)},
+		{Metric: fmt.Sprintf("server peak RSS over %d transfers each way", runs), Value: benchkit.MB(peak),
+			Target: "< 40 MB", OK: benchkit.Check(peak < 40<<20)},
 	}, nil
-}}
+}
 
 // writePayload writes size bytes of varied (not sparse, not all-zero) data.
 func writePayload(path string, size int) error {
@@ -129,7 +131,7 @@ type floor struct {
 	cmd *exec.Cmd
 }
 
-func startFloor(env *Env, dir string) (*floor, error) {
+func startFloor(env *benchkit.Env, dir string) (*floor, error) {
 	cmd := exec.Command(filepath.Join(env.BinDir, "floorserver"), "-file", filepath.Join(dir, "floor.bin"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
