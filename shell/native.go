@@ -71,7 +71,7 @@ func (s *Session) Start(ctx context.Context, text string) (*Command, error) {
 	prev := s.last
 	s.mu.Unlock()
 	c := s.newCommand(p, text)
-	c.incomplete = incompleteInput(text)
+	c.heredocs, c.incomplete = examineInput(text)
 	if err := p.run(c); err != nil {
 		s.abandon(p, c, prev)
 		return nil, err

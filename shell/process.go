@@ -101,6 +101,9 @@ type Command struct {
 	meta     Metadata
 	died     bool // the shell exited before the command finished
 	special  bool // a control key sent at the prompt, not a command
+	// heredocs are the here-documents the command leaves open: bash reads
+	// their bodies from the terminal, as input sent to the command.
+	heredocs []heredocStop
 	// incomplete marks a command that ends inside an unterminated
 	// construct. After the "unexpected EOF" error it causes inside eval,
 	// bash prints the prompt with the previous command's $? (it sets 2 only
@@ -484,7 +487,7 @@ func (p *process) reaped() bool {
 // run starts c: the command text goes to the command file, then the trigger
 // line is typed. The caller has checked that nothing is running.
 func (p *process) run(c *Command) error {
-	if err := p.writeCommandFile(c.Text); err != nil {
+	if err := p.writeCommandFile(commandFile(c)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -551,6 +554,29 @@ func (p *process) repeatInterrupt(c *Command) {
 			_ = syscall.Kill(p.pid, syscall.SIGINT)
 		}
 	}
+}
+
+// commandFile returns what the command file holds for c: its text, then,
+// if it leaves here-documents open, a NUL byte and a line for each (see
+// rcScript). Bash cannot hold a NUL in a variable, so text ends at one.
+func commandFile(c *Command) string {
+	text, _, _ := strings.Cut(c.Text, "\x00")
+	if len(c.heredocs) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	b.WriteByte(0)
+	for _, h := range c.heredocs {
+		if h.stripTabs {
+			b.WriteByte('-')
+		} else {
+			b.WriteByte('+')
+		}
+		b.WriteString(h.word)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // writeCommandFile stores the command bash will read. The directory is

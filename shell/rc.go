@@ -78,7 +78,33 @@ alias git="git --no-pager"
 	// PS1 is set again at every prompt, so a virtualenv's change to it
 	// cannot break the markers.
 	fmt.Fprintf(&b, "__as_ps1=%s\n", shellQuote(ps1))
-	b.WriteString(`__as_in() { \builtin read -r -d '' __as_c <"$__as_f" || \builtin true; \builtin history -s -- "$__as_c"; }
+	// The command file holds the command and, after a NUL byte, one line
+	// per here-document the command leaves open: "-" (<<-, leading tabs
+	// do not count) or "+", then the line that ends its body. __as_hd
+	// reads those bodies from the terminal, as bash reads a here-document
+	// typed at its prompt, and appends them to the command.
+	b.WriteString(`__as_in() {
+  { \builtin read -r -d '' __as_c; IFS= \builtin read -r -d '' __as_h; } <"$__as_f" || \builtin true
+  [[ -z $__as_h ]] || __as_hd
+  \builtin history -s -- "$__as_c"
+}
+__as_hd() {
+  \builtin local s l t
+  while [[ -n $__as_h ]]; do
+    s=${__as_h%%$'\n'*}
+    __as_h=${__as_h#*$'\n'}
+    while :; do
+      IFS= \builtin read -r l || { __as_h=; \builtin return 0; }
+      __as_c+=$'\n'$l
+      t=$l
+      if [[ $s == -* ]]; then
+        while [[ $t == $'\t'* ]]; do t=${t#$'\t'}; done
+      fi
+      [[ $t == "${s:1}" ]] && \builtin break
+    done
+  done
+  \builtin return 0
+}
 __as_pc() { __as_ec=$?; PS1=$__as_ps1; } 2>/dev/null
 __as_rt() { [[ $- == *e* ]] && return 0; return "${__as_ec:-0}"; }
 unset PROMPT_COMMAND

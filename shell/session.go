@@ -330,7 +330,7 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 		carried = s.completed(p, last, req, "").Content
 	}
 	c := s.newCommand(p, cmd)
-	c.incomplete = incompleteInput(cmd)
+	c.heredocs, c.incomplete = examineInput(cmd)
 	var err error
 	if key, ok := specialKey(cmd); ok {
 		err = p.sendKeyAtPrompt(ctx, c, key)

@@ -1,7 +1,10 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -54,12 +57,20 @@ func SplitCommands(text string) []string {
 	return cmds
 }
 
-// incompleteInput reports whether text ends inside an unterminated
-// construct (quote, heredoc, compound command): bash then fails with an
-// "unexpected EOF" error.
-func incompleteInput(text string) bool {
+// examineInput reports how text ends, as bash will read it: the
+// here-documents it leaves open, whose bodies bash then reads from the
+// terminal, or else whether it ends inside another unterminated construct
+// (quote, compound command), which bash reports as an "unexpected EOF"
+// error.
+func examineInput(text string) (open []heredocStop, incomplete bool) {
 	_, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
-	return err != nil && syntax.IsIncomplete(err)
+	if err == nil {
+		return nil, false
+	}
+	if open = openHeredocs(text, err); open != nil {
+		return open, false
+	}
+	return nil, syntax.IsIncomplete(err)
 }
 
 // stmtExtent returns where a statement starts and ends in the source, with
@@ -99,4 +110,79 @@ func (e *MultipleCommandsError) Error() string {
 		fmt.Fprintf(&b, "\n(%d) %s", i+1, c)
 	}
 	return b.String()
+}
+
+// heredocStop is a here-document the command opens but does not close:
+// bash reads the rest of its body from the terminal, up to the line that
+// ends it.
+type heredocStop struct {
+	word      string // the line that ends the body, quotes removed
+	stripTabs bool   // <<-: leading tabs do not count
+}
+
+// maxOpenHeredocs bounds the here-documents one command may leave open.
+const maxOpenHeredocs = 16
+
+// unclosedHeredocPrefix starts the parser's error for a here-document that
+// reaches the end of the text; the rest is the end word, quoted as Go
+// quotes strings.
+const unclosedHeredocPrefix = "unclosed here-document "
+
+// openHeredocs returns the here-documents text leaves open, in the order
+// bash reads their bodies, when closing them makes text a complete command;
+// otherwise nil (text lacks something else too, such as a closing quote or
+// "fi"). err is the parser's error for text. Each missing end line is
+// learned from the parser's error and appended until the text parses; the
+// parsed heredocs then say which of them strip tabs.
+func openHeredocs(text string, err error) []heredocStop {
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	closed := text
+	var words []string
+	for range maxOpenHeredocs {
+		var perr syntax.ParseError
+		if !errors.As(err, &perr) {
+			return nil
+		}
+		quoted, ok := strings.CutPrefix(perr.Text, unclosedHeredocPrefix)
+		if !ok {
+			return nil
+		}
+		word, uerr := strconv.Unquote(quoted)
+		if uerr != nil || strings.ContainsRune(word, '\n') {
+			return nil
+		}
+		words = append(words, word)
+		closed += "\n" + word
+		var f *syntax.File
+		if f, err = parser.Parse(strings.NewReader(closed), ""); err == nil {
+			return heredocsClosedAfter(f, words)
+		}
+	}
+	return nil
+}
+
+// heredocsClosedAfter pairs the end words appended to close a command with
+// its last here-documents, whose bodies they end.
+func heredocsClosedAfter(f *syntax.File, words []string) []heredocStop {
+	if len(words) == 0 {
+		return nil
+	}
+	var ops []*syntax.Redirect
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) {
+			ops = append(ops, r)
+		}
+		return true
+	})
+	if len(ops) < len(words) {
+		return nil
+	}
+	// Bodies are read in the order of their operators.
+	slices.SortFunc(ops, func(a, b *syntax.Redirect) int { return int(a.OpPos.Offset()) - int(b.OpPos.Offset()) })
+	ops = ops[len(ops)-len(words):]
+	stops := make([]heredocStop, len(words))
+	for i, w := range words {
+		stops[i] = heredocStop{word: w, stripTabs: ops[i].Op == syntax.DashHdoc}
+	}
+	return stops
 }

@@ -382,6 +382,48 @@ func TestInteractiveCommand_ReadPromptThenHeredoc(t *testing.T) {
 	})
 }
 
+// test_bash_session.py::test_interactive_command, through the server:
+// upstream's BashSession with no_change_timeout_seconds=3. A here-document
+// left open waits for its lines as input.
+func TestBashSessionInteractiveCommand_OpenHeredocWaitsForItsLines(t *testing.T) {
+	eachUser(t, func(t *testing.T, v variant) {
+		rt := loadRuntime(t, v, runtimeOpts{startupEnv: []envVar{{"NO_CHANGE_TIMEOUT_SECONDS", "3"}}})
+		noChange := "\n[The command has no new output after 3 seconds. " + timeoutMessage + "]"
+		completed := "\n[The command completed with exit code 0.]"
+
+		obs := rt.run(run(`read -p 'Enter name: ' name && echo "Hello $name"`))
+		assert.Contains(t, obs.Content, "Enter name:", obs)
+		assert.Equal(t, -1, obs.exitCode(), obs)
+		assert.Equal(t, noChange, obs.meta().Suffix, obs)
+		assert.Equal(t, "", obs.meta().Prefix, obs)
+
+		obs = rt.run(input("John"))
+		assert.Contains(t, obs.Content, "Hello John", obs)
+		assert.Equal(t, 0, obs.exitCode(), obs)
+		assert.Equal(t, completed, obs.meta().Suffix, obs)
+		assert.Equal(t, "", obs.meta().Prefix, obs)
+
+		obs = rt.run(run("cat << EOF"))
+		assert.Equal(t, -1, obs.exitCode(), obs)
+		assert.Equal(t, noChange, obs.meta().Suffix, obs)
+		assert.Equal(t, "", obs.meta().Prefix, obs)
+
+		for _, line := range []string{"line 1", "line 2"} {
+			obs = rt.run(input(line))
+			assert.Equal(t, -1, obs.exitCode(), obs)
+			assert.Equal(t, noChange, obs.meta().Suffix, obs)
+			assert.Equal(t, "[Below is the output of the previous command.]\n", obs.meta().Prefix, obs)
+		}
+
+		obs = rt.run(input("EOF"))
+		assert.Contains(t, obs.Content, "line 1", obs)
+		assert.Contains(t, obs.Content, "line 2", obs)
+		assert.Equal(t, 0, obs.exitCode(), obs)
+		assert.Equal(t, completed, obs.meta().Suffix, obs)
+		assert.Equal(t, "", obs.meta().Prefix, obs)
+	})
+}
+
 // test_long_output
 func TestLongOutput(t *testing.T) {
 	eachUser(t, func(t *testing.T, v variant) {

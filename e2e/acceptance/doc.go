@@ -75,6 +75,11 @@
 //	TestCopyTo_NonExistentFileFailsOnTheHost            test_copy_non_existent_file
 //	TestCopyFrom_Directory                              test_copy_from_directory (plus checks of the zip)
 //
+// From tests/unit/runtime/utils/test_bash_session.py, through the server
+// (NO_CHANGE_TIMEOUT_SECONDS set to the session's no_change_timeout_seconds):
+//
+//	TestBashSessionInteractiveCommand_OpenHeredocWaitsForItsLines test_interactive_command
+//
 // From test_aci_edit.py:
 //
 //	TestEditView_File                                   test_view_file
