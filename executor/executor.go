@@ -208,7 +208,7 @@ func (e *Executor) Close(grace time.Duration) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.Close(grace)
+			closeShell(s, grace)
 		}()
 	}
 	wg.Wait()

@@ -28,7 +28,7 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		}
 		// Upstream leaves static shells running forever; one per action
 		// would leak, so it ends with the action.
-		defer s.Close(time.Second)
+		defer closeShell(s, time.Second)
 		sess = s
 	}
 

@@ -87,7 +87,7 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (NamedSe
 		return NamedSession{}, err
 	}
 	if e.closed {
-		go s.Close(time.Second)
+		go closeShell(s, time.Second)
 		return NamedSession{}, ErrClosed
 	}
 	e.sessions[id] = s
@@ -106,7 +106,7 @@ func (e *Executor) DeleteSession(id string) error {
 	if !ok {
 		return ErrSessionNotFound
 	}
-	s.Close(time.Second)
+	closeShell(s, time.Second)
 	return nil
 }
 
@@ -143,4 +143,11 @@ func mergeEnv(base []string, add map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
+}
+
+// closeShell ends a shell session, giving its processes grace to end.
+func closeShell(s *shell.Session, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	s.Close(ctx)
 }

@@ -14,7 +14,7 @@ func BenchmarkRun_True(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close(time.Second)
+	defer closeSession(s)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := s.Run(ctx, Request{Command: "true", Timeout: 10 * time.Second}); err != nil {

@@ -5,6 +5,49 @@ import (
 	"unicode/utf8"
 )
 
+// Metadata is what the prompt reports after each command.
+type Metadata struct {
+	ExitCode          int
+	PID               int // $!: the last background job, -1 when none
+	Username          string
+	Hostname          string
+	WorkingDir        string
+	PyInterpreterPath string // `which python`, empty when none
+}
+
+// unknownMetadata is the metadata of a command that has not finished.
+func unknownMetadata() Metadata { return Metadata{ExitCode: -1, PID: -1} }
+
+// Command is one command run in a session, with its output.
+type Command struct {
+	// ID numbers commands within their session, from 1.
+	ID int64
+	// Text is the command as the agent sent it.
+	Text    string
+	Started time.Time
+
+	// heredocs and incomplete are set before the command reaches bash.
+	//
+	// heredocs are the here-documents the command leaves open: bash reads
+	// their bodies from the terminal, as input sent to the command.
+	heredocs []heredocStop
+	// incomplete marks a command that ends inside an unterminated
+	// construct. After the "unexpected EOF" error it causes inside eval,
+	// bash prints the prompt with the previous command's $? (it sets 2 only
+	// afterwards), so the status is corrected when that error is seen.
+	incomplete bool
+
+	out  *ring
+	done chan struct{} // closed when the command finished or the shell died
+	proc *process      // the bash it ran in; its mu guards the fields below
+
+	changed  chan struct{} // closed at the next change; see Changed
+	finished time.Time
+	meta     Metadata
+	died     bool // the shell exited before the command finished
+	special  bool // a control key sent at the prompt, not a command
+}
+
 // CommandStatus is a snapshot of a command.
 type CommandStatus struct {
 	ID      int64
@@ -128,4 +171,14 @@ func completeRunes(b []byte) int {
 		break
 	}
 	return n
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

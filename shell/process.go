@@ -43,6 +43,9 @@ type process struct {
 	lastOutput atomic.Int64 // unix nanos of the last byte read
 	settleT    *time.Timer  // finalizes quiet lines after settleQuiet
 
+	// mu guards the fields below and the mutable state and output of
+	// every Command run in this process. The session's mu is never taken
+	// while it is held.
 	mu      sync.Mutex
 	scr     *screen
 	phase   phase
@@ -74,45 +77,34 @@ const (
 	phasePrompt                // the visible prompt, for a human attached
 )
 
-// Metadata is what the prompt reports after each command.
-type Metadata struct {
-	ExitCode          int
-	PID               int // $!: the last background job, -1 when none
-	Username          string
-	Hostname          string
-	WorkingDir        string
-	PyInterpreterPath string // `which python`, empty when none
-}
-
-// Command is one command run in a session, with its output.
-type Command struct {
-	// ID numbers commands within their session, from 1.
-	ID int64
-	// Text is the command as the agent sent it.
-	Text    string
-	Started time.Time
-
-	out  *ring
-	done chan struct{} // closed when the command finished or the shell died
-	proc *process      // the bash it ran in; its mu guards the fields below
-
-	changed  chan struct{} // closed at the next change; see Changed
-	finished time.Time
-	meta     Metadata
-	died     bool // the shell exited before the command finished
-	special  bool // a control key sent at the prompt, not a command
-	// heredocs are the here-documents the command leaves open: bash reads
-	// their bodies from the terminal, as input sent to the command.
-	heredocs []heredocStop
-	// incomplete marks a command that ends inside an unterminated
-	// construct. After the "unexpected EOF" error it causes inside eval,
-	// bash prints the prompt with the previous command's $? (it sets 2 only
-	// afterwards), so the status is corrected when that error is seen.
-	incomplete bool
-}
-
-// startProcess starts bash in opts.Dir and waits for its first prompt.
+// startProcess starts bash in dir and waits for its first prompt.
 func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger) (*process, error) {
+	p, err := newProcess(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.spawn(opts, dir); err != nil {
+		return nil, err
+	}
+	p.lastOutput.Store(time.Now().UnixNano())
+	p.settleT = time.AfterFunc(time.Hour, p.settle)
+	go p.readLoop()
+	go p.reap()
+
+	select {
+	case <-p.ready:
+		return p, nil
+	case <-p.exited:
+		p.close(noGrace())
+		return nil, fmt.Errorf("bash exited during start-up with status %d", p.exitStatus)
+	case <-ctx.Done():
+		p.close(noGrace())
+		return nil, fmt.Errorf("start bash: %w", ctx.Err())
+	}
+}
+
+// newProcess prepares a process for opts; it holds nothing to release yet.
+func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 	nonceBytes := make([]byte, 8)
 	if _, err := rand.Read(nonceBytes); err != nil {
 		return nil, fmt.Errorf("session nonce: %w", err)
@@ -139,43 +131,53 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 			p.userGIDs = append(p.userGIDs, int(g))
 		}
 	}
+	p.scr = newScreen(p.sink, p.onOSC)
+	return p, nil
+}
+
+// spawn makes the session directory and the terminal, then starts bash on
+// the terminal. When it fails, it leaves nothing behind.
+func (p *process) spawn(opts *Options, dir string) (err error) {
 	sweepOnce.Do(func() { sweepStaleDirs(opts.TempDir) })
 	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("session directory: %w", err)
+		return fmt.Errorf("session directory: %w", err)
 	}
+	var master, slave *os.File
+	defer func() {
+		// bash has its own copy of the terminal's slave side; the server
+		// keeps only the master, so it reads EIO once bash and its
+		// children are gone.
+		if slave != nil {
+			slave.Close()
+		}
+		if err != nil {
+			if master != nil {
+				master.Close()
+			}
+			os.RemoveAll(sessDir)
+		}
+	}()
 	p.dir = sessDir
 	p.cmdFile = filepath.Join(sessDir, "command")
 	if p.uid >= 0 {
 		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
-			os.RemoveAll(sessDir)
-			return nil, fmt.Errorf("session directory owner: %w", err)
+			return fmt.Errorf("session directory owner: %w", err)
 		}
 	}
 	rc := filepath.Join(sessDir, "rc")
 	if err := os.WriteFile(rc, []byte(rcScript(p.nonce, p.cmdFile, dir)), 0o644); err != nil {
-		os.RemoveAll(sessDir)
-		return nil, fmt.Errorf("write rc file: %w", err)
+		return fmt.Errorf("write rc file: %w", err)
 	}
-	p.scr = newScreen(p.sink, p.onOSC)
 
-	master, slave, err := openPTY()
-	if err != nil {
-		os.RemoveAll(sessDir)
-		return nil, err
+	if master, slave, err = openPTY(); err != nil {
+		return err
 	}
-	p.pty = master
 	if err := setWinsize(master, opts.Rows, opts.Cols); err != nil {
-		master.Close()
-		slave.Close()
-		os.RemoveAll(sessDir)
-		return nil, fmt.Errorf("set terminal size: %w", err)
+		return fmt.Errorf("set terminal size: %w", err)
 	}
 	if err := resetTermios(master); err != nil {
-		master.Close()
-		slave.Close()
-		os.RemoveAll(sessDir)
-		return nil, fmt.Errorf("set terminal mode: %w", err)
+		return fmt.Errorf("set terminal mode: %w", err)
 	}
 
 	c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
@@ -184,48 +186,31 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
 	if err := c.Start(); err != nil {
-		master.Close()
-		slave.Close()
-		os.RemoveAll(sessDir)
 		who := "the server's user"
 		if opts.Credential != nil {
 			who = fmt.Sprintf("uid %d", opts.Credential.Uid)
 		}
-		return nil, fmt.Errorf("start %s as %s in %s: %w", opts.Bash, who, dir, err)
+		return fmt.Errorf("start %s as %s in %s: %w", opts.Bash, who, dir, err)
 	}
-	slave.Close()
-	p.cmd = c
-	p.pid = c.Process.Pid
-	p.lastOutput.Store(time.Now().UnixNano())
+	p.pty, p.cmd, p.pid = master, c, c.Process.Pid
+	return nil
+}
 
-	p.settleT = time.AfterFunc(time.Hour, p.settle)
-	go p.readLoop()
-	go func() {
-		err := c.Wait()
-		p.exitStatus = exitStatus(c.ProcessState, err)
-		// What bash printed last may still be in the terminal: let the
-		// reader drain it before the command is finished, unless a
-		// background child keeps the terminal open.
-		select {
-		case <-p.readerDone:
-		case <-time.After(drainOnExit):
-		}
-		close(p.exited)
-		p.mu.Lock()
-		p.finishOnDeath()
-		p.mu.Unlock()
-	}()
-
+// reap waits for bash to exit, then ends the command it was running.
+func (p *process) reap() {
+	err := p.cmd.Wait()
+	p.exitStatus = exitStatus(p.cmd.ProcessState, err)
+	// What bash printed last may still be in the terminal: let the
+	// reader drain it before the command is finished, unless a
+	// background child keeps the terminal open.
 	select {
-	case <-p.ready:
-		return p, nil
-	case <-p.exited:
-		p.close(0)
-		return nil, fmt.Errorf("bash exited during start-up with status %d", p.exitStatus)
-	case <-ctx.Done():
-		p.close(0)
-		return nil, fmt.Errorf("start bash: %w", ctx.Err())
+	case <-p.readerDone:
+	case <-time.After(drainOnExit):
 	}
+	close(p.exited)
+	p.mu.Lock()
+	p.finishOnDeath()
+	p.mu.Unlock()
 }
 
 func exitStatus(ps *os.ProcessState, err error) int {
@@ -532,7 +517,7 @@ func (p *process) sendKeyAtPrompt(ctx context.Context, c *Command, key byte) err
 	if err := p.write([]byte{key}); err != nil {
 		return err
 	}
-	if key == 0x03 {
+	if key == ctrlC {
 		go p.repeatInterrupt(c)
 	}
 	return nil
@@ -554,29 +539,6 @@ func (p *process) repeatInterrupt(c *Command) {
 			_ = syscall.Kill(p.pid, syscall.SIGINT)
 		}
 	}
-}
-
-// commandFile returns what the command file holds for c: its text, then,
-// if it leaves here-documents open, a NUL byte and a line for each (see
-// rcScript). Bash cannot hold a NUL in a variable, so text ends at one.
-func commandFile(c *Command) string {
-	text, _, _ := strings.Cut(c.Text, "\x00")
-	if len(c.heredocs) == 0 {
-		return text
-	}
-	var b strings.Builder
-	b.WriteString(text)
-	b.WriteByte(0)
-	for _, h := range c.heredocs {
-		if h.stripTabs {
-			b.WriteByte('-')
-		} else {
-			b.WriteByte('+')
-		}
-		b.WriteString(h.word)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // writeCommandFile stores the command bash will read. The directory is
@@ -618,9 +580,10 @@ func (p *process) liveText(c *Command) []byte {
 }
 
 // close ends bash and everything it started, then releases the terminal.
-func (p *process) close(grace time.Duration) {
+// Processes that have not exited when ctx is done are killed.
+func (p *process) close(ctx context.Context) {
 	if p.cmd != nil && p.alive() {
-		killSession(p.pid, grace)
+		killSession(ctx, p.pid)
 	}
 	if p.pty != nil {
 		p.pty.Close()
@@ -633,4 +596,11 @@ func (p *process) close(grace time.Duration) {
 		p.settleT.Stop()
 	}
 	os.RemoveAll(p.dir)
+}
+
+// noGrace returns a context that is already done: close kills at once.
+func noGrace() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -149,18 +150,22 @@ func statField(stat []byte, n int) (int, bool) {
 }
 
 // killSession ends every process of the terminal session led by sid: a
-// polite signal first, then SIGKILL for whatever is left after grace.
-func killSession(sid int, grace time.Duration) {
+// polite signal first, then SIGKILL for whatever is left when ctx is done.
+func killSession(ctx context.Context, sid int) {
 	pids := sessionMembers(sid)
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGHUP)
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(grace)
-	for len(pids) > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		pids = sessionMembers(sid)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for len(pids) > 0 && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			pids = sessionMembers(sid)
+		}
 	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)

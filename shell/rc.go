@@ -5,25 +5,11 @@ import (
 	"strings"
 )
 
-// How the server and bash talk, besides the terminal itself:
-//
-//   - A command is not typed into the terminal. The server writes it to a
-//     file and types one fixed line (the trigger) that reads the file into a
-//     variable and evals it at top level. So commands of any length and with
-//     any bytes reach bash intact (a typed line is cut at 4095 bytes and
-//     control characters in it would become signals), history expansion does
-//     not mangle '!', and an unclosed quote fails at once instead of leaving
-//     bash waiting for more input.
-//   - Markers are OSC escape sequences numbered 697 carrying a per-session
-//     nonce: "S" (from PS0) when bash starts the command; then, from PS1,
-//     "E", the metadata fields separated by "F", and "D". PS1 is printed
-//     after bash's job notices ("[1]+ Done ..."), so those stay with the
-//     command that was running, as on a terminal. Metadata values are
-//     plain text between markers, because an OSC string would end early on
-//     bytes that occur inside UTF-8 paths.
-//   - Nothing in the prompt forks: PROMPT_COMMAND only saves $?, and PS1
-//     expands variables and prompt escapes. `which python` would fork, so
-//     the prompt reports $PATH and the server resolves python in it.
+// This file is bash's side of the protocol the package documentation
+// describes: the rcfile that sets up the prompts and markers, and what the
+// command file holds.
+
+// oscMarker numbers the OSC escape sequences that carry the markers.
 const oscMarker = 697
 
 // markerKinds.
@@ -122,4 +108,27 @@ PROMPT_COMMAND=__as_pc
 // shellQuote quotes s for bash as a single word.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// commandFile returns what the command file holds for c: its text, then,
+// if it leaves here-documents open, a NUL byte and a line for each (see
+// rcScript). Bash cannot hold a NUL in a variable, so text ends at one.
+func commandFile(c *Command) string {
+	text, _, _ := strings.Cut(c.Text, "\x00")
+	if len(c.heredocs) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	b.WriteByte(0)
+	for _, h := range c.heredocs {
+		if h.stripTabs {
+			b.WriteByte('-')
+		} else {
+			b.WriteByte('+')
+		}
+		b.WriteString(h.word)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

@@ -32,8 +32,15 @@ func newSession(t *testing.T, mod func(*Options)) *Session {
 	}
 	s, err := Start(context.Background(), opts)
 	require.NoError(t, err)
-	t.Cleanup(func() { s.Close(time.Second) })
+	t.Cleanup(func() { closeSession(s) })
 	return s
+}
+
+// closeSession closes s, giving its processes a second to end.
+func closeSession(s *Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.Close(ctx)
 }
 
 func run(t *testing.T, s *Session, req Request) Result {
@@ -400,7 +407,7 @@ func TestSession_CloseEndsEveryProcess(t *testing.T) {
 	nohup, err := strconv.Atoi(lines[len(lines)-1])
 	require.NoError(t, err)
 
-	s.Close(time.Second)
+	closeSession(s)
 	for _, pid := range []int{job, nohup} {
 		assert.Eventually(t, func() bool {
 			return syscall.Kill(pid, 0) != nil

@@ -116,7 +116,11 @@ func sessionLatency(ctx context.Context, env *benchkit.Env, n int) ([]time.Durat
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close(time.Second)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		s.Close(ctx)
+	}()
 	var out []time.Duration
 	for i := range n + n/10 {
 		start := time.Now()

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"syscall"
-	"time"
 )
 
-// The native API: commands started without waiting, read by offset, and
-// controlled while they run. It shares the session with Run.
+// Control of commands for the native API: start one without waiting (its
+// output is then read by offset, see Command.Read), type into it, send it
+// keys and signals, resize its terminal. It shares the session with Run:
+// one request at a time.
 
 // Errors of the native API.
 var (
@@ -16,37 +17,6 @@ var (
 	ErrNotRunning = errors.New("no command is running in this session")
 	ErrUnknownKey = errors.New("unknown key name")
 )
-
-// historySize is how many commands a session remembers.
-const historySize = 32
-
-// remember adds c to the history, forgetting the oldest commands and the
-// output of older finished ones beyond OutputLimit in total, so a session
-// holds at most twice OutputLimit of output however much its commands
-// print: the running command's and its predecessors'. Called with mu held.
-func (s *Session) remember(c *Command) {
-	historyBytes := s.opts.OutputLimit
-	s.history = append(s.history, c)
-	if len(s.history) > historySize {
-		s.history[0] = nil
-		s.history = s.history[1:]
-	}
-	kept := 0
-	for i := len(s.history) - 1; i >= 0; i-- {
-		old := s.history[i]
-		if old == c {
-			continue
-		}
-		old.proc.mu.Lock()
-		if isClosed(old.done) {
-			if kept+old.out.size > historyBytes {
-				old.out.release()
-			}
-			kept += old.out.size
-		}
-		old.proc.mu.Unlock()
-	}
-}
 
 // Start starts a command and returns at once. It fails with ErrBusy while
 // another command runs or a request is being served.
@@ -62,47 +32,18 @@ func (s *Session) Start(ctx context.Context, text string) (*Command, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	busy := s.last != nil && !isClosed(s.last.done)
-	s.mu.Unlock()
-	if busy {
-		return nil, ErrBusy
-	}
-	s.mu.Lock()
 	prev := s.last
 	s.mu.Unlock()
+	if prev != nil && !isClosed(prev.done) {
+		return nil, ErrBusy
+	}
 	c := s.newCommand(p, text)
-	c.heredocs, c.incomplete = examineInput(text)
 	if err := p.run(c); err != nil {
 		s.abandon(p, c, prev)
 		return nil, err
 	}
 	return c, nil
 }
-
-// Command returns a remembered command by id.
-func (s *Session) Command(id int64) (*Command, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.history {
-		if c.ID == id {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
-// Running returns the command that runs now, if any.
-func (s *Session) Running() (*Command, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last != nil && !isClosed(s.last.done) {
-		return s.last, true
-	}
-	return nil, false
-}
-
-// Started returns when the session was created.
-func (s *Session) Started() time.Time { return s.started }
 
 // Input types text into the running command, followed by Enter when enter
 // is set.
@@ -142,7 +83,7 @@ func (s *Session) Signal(sig syscall.Signal) error {
 	err = signalForeground(p.pty, p.pid, sig)
 	if errors.Is(err, errNothingRunning) {
 		if sig == syscall.SIGINT {
-			return p.write([]byte{0x03})
+			return p.write([]byte{ctrlC})
 		}
 		return errors.New("the command runs inside the shell itself; only SIGINT can stop it")
 	}
@@ -165,6 +106,7 @@ func (s *Session) Resize(rows, cols uint16) error {
 	return setWinsize(p.pty, rows, cols)
 }
 
+// runningProcess returns the shell while a command runs in it.
 func (s *Session) runningProcess() (*process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

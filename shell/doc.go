@@ -1,0 +1,114 @@
+// Package shell runs persistent interactive bash sessions on
+// pseudo-terminals. A [Session] gives commands the semantics of OpenHands'
+// bash session through [Session.Run] (soft and hard timeouts, input and
+// control keys for a running command, the exact message texts agents are
+// trained on), and a native API besides: [Session.Start] starts a command
+// and returns at once, [Command.Read] reads its output by byte offset, and
+// [Session.Input], [Session.Key], [Session.Signal] and [Session.Resize]
+// control it. It knows nothing of HTTP or events.
+//
+// # Sessions and processes
+//
+// A Session is what the agent sees: one shell whose state (directory,
+// variables, functions) persists from command to command. It owns a
+// process, one bash on one terminal, at a time. When bash dies (the agent
+// ran `exit`, say), the next request starts a new one in the last known
+// directory and its observation says so. Commands run one at a time; the
+// session remembers the recent ones (history.go), so their output can be
+// read by id after they finished.
+//
+// # How the server talks to bash
+//
+// Besides the terminal itself:
+//
+//   - The command file. A command is not typed into the terminal. The
+//     server writes it to a file in the session's private directory and
+//     types one fixed line, the trigger line, which reads the file into a
+//     variable and evals it at top level. So commands of any length and
+//     with any bytes reach bash intact (a typed line is cut at 4095 bytes,
+//     and control characters in it would become signals), history
+//     expansion does not mangle '!', and an unclosed quote fails at once
+//     instead of leaving bash waiting for more input. The trigger line is
+//     always the same, so its echo is recognised and dropped, and
+//     HISTIGNORE keeps it out of bash's history, which gets the command
+//     instead.
+//   - Open here-documents. A command such as `cat << EOF` leaves its
+//     here-document open on purpose: bash is to read the body as input.
+//     The parser finds such commands (split.go); the end lines of their
+//     open here-documents follow the command in the command file, after a
+//     NUL byte, and the function the trigger line calls reads the bodies
+//     from the terminal before the eval, as bash reads a here-document
+//     typed at its prompt. What the agent sends as input goes there.
+//   - Markers. The prompts print OSC escape sequences numbered 697 that
+//     carry a nonce drawn for each process, so no program's output can
+//     forge them: "S" (from PS0) when bash starts the command; then, from
+//     PS1, "E", the metadata fields separated by "F", and "D"; then "P"
+//     and "Q" around a visible prompt, for a person attached to the
+//     terminal, which no command's output includes. PS1 is set again at
+//     every prompt, so a virtualenv that changes it cannot lose the
+//     markers. The rcfile that sets all this up is written by rc.go.
+//
+// # Completion, exit code and metadata
+//
+// A command is complete when the "D" marker arrives: bash has printed its
+// prompt. PS1 comes after bash's job notices ("[1]+ Done ..."), so those
+// stay with the command that was running, as on a terminal. The exit code
+// is the $? that PROMPT_COMMAND saved; the trigger line hands that $? on
+// to the next command, so `$?` in a command means the previous one's, as
+// if typed. A command that ends inside an unclosed construct gets exit
+// code 2 (bash would print its prompt with the older $?). The other fields
+// are $!, the user, the host, $PWD and $PATH: nothing in the prompt forks,
+// so `which python` is resolved by the server in that PATH (which.go).
+// Metadata values are plain text between markers, because an OSC string
+// would end early on bytes found inside UTF-8 paths. When bash exits while
+// a command runs, the command completes with bash's exit status.
+//
+// # From terminal bytes to observations
+//
+// One goroutine reads the terminal and feeds a screen (screen.go), which
+// interprets escape sequences the way a terminal shows them: a carriage
+// return lets a progress bar overwrite itself, cursor movement rewrites
+// the last few lines. Only those last lines stay live; older ones, and
+// lines that stayed unchanged for a moment (settleQuiet), are final and go
+// to a sink that routes them by phase: to the running command's output (a
+// bounded ring, ring.go), to the metadata fields, or, at the prompt, to an
+// idle buffer, whose text (output of background jobs) goes to the next
+// command. Raw bytes also go, unprocessed, to people attached to the
+// terminal (raw.go).
+//
+// An observation (run.go, output.go) shows what the agent has not seen
+// yet: the final output after its last position, plus the live lines,
+// minus what it was shown of them already. The text is cut to the last
+// HistoryLines lines, each line right-trimmed as a terminal shows it, the
+// echo of typed input removed, and, unless hidden, cut in the middle to
+// MaxOutputChars. messages.go holds the texts around it.
+//
+// # Locks
+//
+// Session.sem lets one request in at a time: Run and Session.Start hold it
+// from start to end, so a request's reads and updates of the agent's view
+// do not interleave with another's. Session.mu guards the session's fields
+// and may be held while a process's mu is taken, never the other way
+// round: the order is sem, then Session.mu, then process.mu. process.mu
+// guards everything the terminal reader changes: the screen, the phase,
+// the running command and the output and state of every Command run in
+// that process. Nothing blocks on the terminal or waits for bash while
+// holding process.mu, except that replacing a dead bash holds Session.mu.
+//
+// # Files
+//
+//   - session.go: Session, its options, start, close and restart.
+//   - run.go: Run, the semantics of OpenHands' run action.
+//   - output.go: what an observation shows of a command's output.
+//   - control.go: the native API's control of a running command.
+//   - history.go: the current command and the recent ones.
+//   - command.go: Command, its metadata and its output by offset.
+//   - process.go: one bash: start-up, the reader, markers, completion.
+//   - rc.go: bash's side of the protocol: the rcfile and the command file.
+//   - split.go: the parser: commands in a text, open here-documents.
+//   - screen.go, ring.go: terminal rendering and bounded output buffers.
+//   - keys.go: control keys by the host's names.
+//   - pty_linux.go, raw.go, which.go, tempdir.go, messages.go: terminal
+//     and process plumbing, attached terminals, python lookup, private
+//     directories, message texts.
+package shell
