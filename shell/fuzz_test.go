@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // FuzzSplitCommands checks that the splitter never panics and returns the
@@ -30,6 +32,41 @@ func FuzzSplitCommands(f *testing.F) {
 				t.Fatalf("command %q is not a piece of %q (in order)", p, text)
 			}
 			rest = rest[i+len(p):]
+		}
+	})
+}
+
+// FuzzExamineInput checks that finding the here-documents a command leaves
+// open never panics, and that their end lines, when appended, do complete
+// the command.
+func FuzzExamineInput(f *testing.F) {
+	for _, s := range []string{
+		"cat << EOF", "cat <<A <<-'B C'\nx\nA", "cat <<EOF; cat <<X\nEOF", "if true; then cat <<EOF",
+		"cat <<\"EOF\" | tr a b", "echo 'open", "cat <<EOF\nx\nEOF", "",
+	} {
+		f.Add(s)
+	}
+	type result struct {
+		open       []heredocStop
+		incomplete bool
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r := withinTime(t, func() result {
+			open, incomplete := examineInput(text)
+			return result{open, incomplete}
+		})
+		if len(r.open) == 0 {
+			return
+		}
+		if r.incomplete {
+			t.Fatalf("%q: open here-documents and incomplete at once", text)
+		}
+		closed := text
+		for _, h := range r.open {
+			closed += "\n" + h.word
+		}
+		if _, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(closed), ""); err != nil {
+			t.Fatalf("%q closed as %q does not parse: %v", text, closed, err)
 		}
 	})
 }
