@@ -7,7 +7,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -78,9 +77,6 @@ type Executor struct {
 	closed   bool
 }
 
-// ErrClosed is returned after Close.
-var ErrClosed = errors.New("executor is closed")
-
 // New starts the default shell session and returns a ready Executor.
 func New(ctx context.Context, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
@@ -137,11 +133,8 @@ func (e *Executor) IdleTime() time.Duration {
 	return time.Since(time.Unix(0, e.lastRun.Load()))
 }
 
-// Plugins returns the started plugins (nil when none).
-func (e *Executor) Plugins() *plugins.Set { return e.opts.Plugins }
-
-// Session returns the named shell session.
-func (e *Executor) Session(name string) (*shell.Session, bool) {
+// shell returns the shell of the named session.
+func (e *Executor) shell(name string) (*shell.Session, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s, ok := e.sessions[name]
@@ -151,7 +144,7 @@ func (e *Executor) Session(name string) (*shell.Session, bool) {
 // Cwd returns the default shell's working directory, against which
 // relative paths of file actions resolve.
 func (e *Executor) Cwd() string {
-	if s, ok := e.Session(DefaultSession); ok {
+	if s, ok := e.shell(DefaultSession); ok {
 		return s.Cwd()
 	}
 	return e.opts.WorkDir
@@ -179,9 +172,11 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 	return nil, fmt.Errorf("action type %s is not supported", a.Type())
 }
 
-// Close ends every shell session and what runs in them, waiting up to grace
-// for processes to exit on their own.
-func (e *Executor) Close(grace time.Duration) {
+// Close ends every shell session and what runs in them, the browser and
+// the plugins. Processes get until ctx's deadline (a second when it has
+// none) to exit on their own before they are killed; plugins get a few
+// seconds more to stop cleanly.
+func (e *Executor) Close(ctx context.Context) {
 	e.mu.Lock()
 	e.closed = true
 	sessions := e.sessions
@@ -198,9 +193,11 @@ func (e *Executor) Close(grace time.Duration) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), grace+3*time.Second)
+		// A plugin that is cut off mid-stop leaves its processes behind,
+		// so the stop is not cancelled with ctx.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace(ctx, time.Second)+pluginStopSlack)
 		defer cancel()
-		if err := e.opts.Plugins.Stop(ctx); err != nil {
+		if err := e.opts.Plugins.Stop(pctx); err != nil {
 			e.log.Warn("stop plugins", "error", err)
 		}
 	}()
@@ -208,11 +205,27 @@ func (e *Executor) Close(grace time.Duration) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			closeShell(s, grace)
+			closeShell(ctx, s, grace(ctx, time.Second))
 		}()
 	}
 	wg.Wait()
 	if err := e.editor.Close(); err != nil {
 		e.log.Warn("close file editor", "error", err)
 	}
+}
+
+// pluginStopSlack is how much longer than the shells' grace the plugins
+// get to stop (a Jupyter server shuts its kernels down first).
+const pluginStopSlack = 3 * time.Second
+
+// grace returns the time left until ctx's deadline, or def when it has
+// none; an ended ctx leaves none.
+func grace(ctx context.Context, def time.Duration) time.Duration {
+	if ctx.Err() != nil {
+		return 0
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d), 0)
+	}
+	return def
 }

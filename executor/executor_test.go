@@ -21,7 +21,11 @@ func newExecutor(t *testing.T) *Executor {
 		Shell:   shell.Options{NoChangeTimeout: 2 * time.Second},
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { e.Close(time.Second) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		e.Close(ctx)
+	})
 	return e
 }
 

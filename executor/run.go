@@ -13,7 +13,7 @@ import (
 // run executes a "run" action on the default shell, or on a fresh one for
 // is_static.
 func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation, error) {
-	sess, ok := e.Session(DefaultSession)
+	sess, ok := e.shell(DefaultSession)
 	if !ok {
 		return nil, ErrClosed
 	}
@@ -28,7 +28,7 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		}
 		// Upstream leaves static shells running forever; one per action
 		// would leak, so it ends with the action.
-		defer closeShell(s, time.Second)
+		defer closeShell(context.Background(), s, time.Second)
 		sess = s
 	}
 

@@ -9,21 +9,41 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/shell"
 )
+
+// The named sessions: shells besides the one that serves "run" actions,
+// where commands start without waiting, their output is read by offset
+// and they are controlled while they run. The HTTP server's /sessions
+// routes are one way in; tests and other programs drive them in-process.
 
 // MaxSessions bounds the shells one executor runs at once.
 const MaxSessions = 128
 
-// Errors of the session API.
+// Errors of the sessions.
 var (
-	ErrSessionExists   = errors.New("a session with this id exists")
-	ErrSessionNotFound = errors.New("no session with this id")
-	ErrTooManySessions = fmt.Errorf("at most %d sessions may run at once", MaxSessions)
-	ErrDefaultSession  = errors.New("the default session serves run actions and cannot be deleted")
-	ErrBadSessionID    = errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-'")
+	ErrSessionExists   = sentinel(KindConflict, errors.New("a session with this id exists"))
+	ErrSessionNotFound = sentinel(KindNotFound, errors.New("no session with this id"))
+	ErrTooManySessions = sentinel(KindLimit, fmt.Errorf("at most %d sessions may run at once", MaxSessions))
+	ErrDefaultSession  = sentinel(KindInvalid, errors.New("the default session serves run actions and cannot be deleted"))
+	ErrBadSessionID    = sentinel(KindInvalid, errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-'"))
+	// ErrNoPTY: the system has no pseudo-terminal left for a new shell;
+	// ending another session frees one.
+	ErrNoPTY        = sentinel(KindUnavailable, shell.ErrNoPTY)
+	ErrEmptyCommand = sentinel(KindInvalid, errors.New("command must not be empty"))
+	// ErrBusy: a command runs already (or a run action is being served).
+	ErrBusy          = sentinel(KindConflict, shell.ErrBusy)
+	ErrNotRunning    = sentinel(KindConflict, shell.ErrNotRunning)
+	ErrUnknownKey    = sentinel(KindInvalid, shell.ErrUnknownKey)
+	ErrUnknownSignal = sentinel(KindInvalid, errors.New("signal must be SIGINT, SIGTERM or SIGKILL"))
+	ErrBadSize       = sentinel(KindInvalid, errors.New("rows and cols must be positive"))
+	// ErrRefused: the session's state refuses a control request for
+	// another reason (its shell is gone, the command cannot take a signal).
+	ErrRefused = sentinel(KindConflict, errors.New("the session refused the request"))
 )
 
 var sessionID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -38,35 +58,38 @@ type SessionOptions struct {
 	Env map[string]string
 }
 
-// NamedSession is a session with its id.
-type NamedSession struct {
-	ID      string
-	Session *shell.Session
+// Session is one of the executor's named shells. The default session is
+// the one that serves "run" actions. A Session stays usable after it is
+// deleted; its shell then refuses.
+type Session struct {
+	id string
+	e  *Executor
+	sh *shell.Session
 }
 
 // CreateSession starts a new shell session.
-func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (NamedSession, error) {
+func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Session, error) {
 	id := o.ID
 	if id == "" {
 		b := make([]byte, 6)
 		if _, err := rand.Read(b); err != nil {
-			return NamedSession{}, fmt.Errorf("session id: %w", err)
+			return nil, startFailed(fmt.Errorf("session id: %w", err))
 		}
 		id = "s-" + hex.EncodeToString(b)
 	} else if !sessionID.MatchString(id) {
-		return NamedSession{}, ErrBadSessionID
+		return nil, ErrBadSessionID
 	}
 	e.mu.Lock()
 	switch {
 	case e.closed:
 		e.mu.Unlock()
-		return NamedSession{}, ErrClosed
+		return nil, startFailed(ErrClosed)
 	case e.sessions[id] != nil || e.starting[id]:
 		e.mu.Unlock()
-		return NamedSession{}, ErrSessionExists
+		return nil, ErrSessionExists
 	case len(e.sessions)+len(e.starting) >= MaxSessions:
 		e.mu.Unlock()
-		return NamedSession{}, ErrTooManySessions
+		return nil, ErrTooManySessions
 	}
 	e.starting[id] = true // reserve the id while bash starts
 	e.mu.Unlock()
@@ -84,18 +107,29 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (NamedSe
 	defer e.mu.Unlock()
 	delete(e.starting, id)
 	if err != nil {
-		return NamedSession{}, err
+		return nil, startFailed(err)
 	}
 	if e.closed {
-		go closeShell(s, time.Second)
-		return NamedSession{}, ErrClosed
+		go closeShell(context.Background(), s, time.Second)
+		return nil, startFailed(ErrClosed)
 	}
 	e.sessions[id] = s
-	return NamedSession{ID: id, Session: s}, nil
+	return &Session{id: id, e: e, sh: s}, nil
 }
 
-// DeleteSession ends a session's shell and every process it started.
-func (e *Executor) DeleteSession(id string) error {
+// startFailed says that a session could not start, and why.
+func startFailed(err error) error {
+	err = fmt.Errorf("could not start the session: %w", err)
+	if errors.Is(err, shell.ErrNoPTY) {
+		return ErrNoPTY.with(err)
+	}
+	return err
+}
+
+// DeleteSession ends a session's shell and every process it started. The
+// processes get a second to exit on their own, or until ctx ends if that
+// comes first.
+func (e *Executor) DeleteSession(ctx context.Context, id string) error {
 	if id == DefaultSession {
 		return ErrDefaultSession
 	}
@@ -104,31 +138,172 @@ func (e *Executor) DeleteSession(id string) error {
 	delete(e.sessions, id)
 	e.mu.Unlock()
 	if !ok {
-		return ErrSessionNotFound
+		return ErrSessionNotFound.withText("session %s not found", id)
 	}
-	closeShell(s, time.Second)
+	closeShell(ctx, s, time.Second)
 	return nil
 }
 
+// Session returns the session with that id.
+func (e *Executor) Session(id string) (*Session, bool) {
+	s, ok := e.shell(id)
+	if !ok {
+		return nil, false
+	}
+	return &Session{id: id, e: e, sh: s}, true
+}
+
 // Sessions lists the sessions, the default one first, then by id.
-func (e *Executor) Sessions() []NamedSession {
+func (e *Executor) Sessions() []*Session {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]NamedSession, 0, len(e.sessions))
+	out := make([]*Session, 0, len(e.sessions))
 	for id, s := range e.sessions {
-		out = append(out, NamedSession{ID: id, Session: s})
+		out = append(out, &Session{id: id, e: e, sh: s})
 	}
-	slices.SortFunc(out, func(a, b NamedSession) int {
+	slices.SortFunc(out, func(a, b *Session) int {
 		switch {
-		case a.ID == DefaultSession:
+		case a.id == DefaultSession:
 			return -1
-		case b.ID == DefaultSession:
+		case b.id == DefaultSession:
 			return 1
 		}
-		return strings.Compare(a.ID, b.ID)
+		return strings.Compare(a.id, b.id)
 	})
 	return out
 }
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Info describes the session.
+func (s *Session) Info() api.Session {
+	info := api.Session{ID: s.id, Cwd: s.sh.Cwd(), Started: s.sh.Started(), PID: s.sh.PID()}
+	if c, ok := s.sh.Running(); ok {
+		info.RunningCommand = &api.CommandBrief{ID: c.ID, Command: c.Text, Started: c.Started}
+	}
+	return info
+}
+
+// Delete ends the session (see Executor.DeleteSession).
+func (s *Session) Delete(ctx context.Context) error { return s.e.DeleteSession(ctx, s.id) }
+
+// Start starts a command and returns at once; it fails with ErrBusy while
+// another command runs.
+func (s *Session) Start(ctx context.Context, command string) (*Command, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, ErrEmptyCommand
+	}
+	c, err := s.sh.Start(ctx, command)
+	if errors.Is(err, shell.ErrBusy) {
+		return nil, ErrBusy.with(err)
+	}
+	if err != nil {
+		// Its text goes to the client as it is, unwrapped.
+		return nil, err
+	}
+	return &Command{session: s.id, c: c}, nil
+}
+
+// Command returns one of the commands the session remembers (the most
+// recent few dozen) by id.
+func (s *Session) Command(id int64) (*Command, bool) {
+	c, ok := s.sh.Command(id)
+	if !ok {
+		return nil, false
+	}
+	return &Command{session: s.id, c: c}, true
+}
+
+// Input types text into the running command, followed by Enter when enter
+// is set.
+func (s *Session) Input(text string, enter bool) error {
+	return controlError(s.sh.Input(text, enter))
+}
+
+// Key sends a control key ("C-c", "C-d", ...) to the running command.
+func (s *Session) Key(name string) error { return controlError(s.sh.Key(name)) }
+
+var signals = map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM, "SIGKILL": syscall.SIGKILL}
+
+// Signal sends SIGINT, SIGTERM or SIGKILL (named with or without "SIG", in
+// any case) to the running command's process group; the shell survives.
+func (s *Session) Signal(name string) error {
+	name = strings.ToUpper(name)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	sig, ok := signals[name]
+	if !ok {
+		return ErrUnknownSignal
+	}
+	return controlError(s.sh.Signal(sig))
+}
+
+// Resize sets the terminal size; programs get SIGWINCH.
+func (s *Session) Resize(rows, cols uint16) error {
+	if rows == 0 || cols == 0 {
+		return ErrBadSize
+	}
+	return controlError(s.sh.Resize(rows, cols))
+}
+
+// controlError gives the shell's answer to a control request its kind. A
+// request the session's state refuses for any other reason (its shell is
+// gone, the terminal cannot be written) is a conflict too: it is the
+// session's state, not the server, that fails.
+func controlError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, shell.ErrUnknownKey):
+		return ErrUnknownKey.with(err)
+	case errors.Is(err, shell.ErrNotRunning):
+		return ErrNotRunning.with(err)
+	}
+	return ErrRefused.with(err)
+}
+
+// Attach connects a terminal to the session: it receives the shell's raw
+// output (escape sequences and all) and types into it.
+func (s *Session) Attach() (*Terminal, error) {
+	sub, unsubscribe, err := s.sh.AttachRaw()
+	if err != nil {
+		return nil, ErrRefused.with(err)
+	}
+	return &Terminal{sub: sub, unsubscribe: unsubscribe, sh: s.sh}, nil
+}
+
+// Terminal is a person's terminal attached to a session. Close it when
+// done.
+type Terminal struct {
+	sub         *shell.RawSubscriber
+	unsubscribe func()
+	sh          *shell.Session
+}
+
+// Output delivers the shell's output unprocessed. It is closed when the
+// terminal falls too far behind (Dropped then reports it), is closed, or
+// the shell ends; a stalled terminal never holds up the shell.
+func (t *Terminal) Output() <-chan []byte { return t.sub.C }
+
+// Dropped reports, once Output is closed, that the terminal was dropped for
+// falling behind.
+func (t *Terminal) Dropped() bool { return t.sub.Dropped }
+
+// Write types b into the shell's terminal, as a keyboard would.
+func (t *Terminal) Write(b []byte) error { return t.sh.WriteRaw(b) }
+
+// Resize sets the terminal size (see Session.Resize).
+func (t *Terminal) Resize(rows, cols uint16) error {
+	if rows == 0 || cols == 0 {
+		return ErrBadSize
+	}
+	return controlError(t.sh.Resize(rows, cols))
+}
+
+// Close detaches the terminal.
+func (t *Terminal) Close() { t.unsubscribe() }
 
 // mergeEnv returns base with the entries of add set.
 func mergeEnv(base []string, add map[string]string) []string {
@@ -145,9 +320,10 @@ func mergeEnv(base []string, add map[string]string) []string {
 	return out
 }
 
-// closeShell ends a shell session, giving its processes grace to end.
-func closeShell(s *shell.Session, grace time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+// closeShell ends a shell session: its processes get until ctx is done,
+// and at most grace, to end on their own before they are killed.
+func closeShell(ctx context.Context, s *shell.Session, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, grace)
 	defer cancel()
 	s.Close(ctx)
 }

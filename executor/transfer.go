@@ -10,18 +10,24 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/files"
 )
 
-// RequestError is a transfer request the executor refuses. Its text is
-// "<status>: <message>", the way upstream's server words these errors when
-// it reports them inside a 500, which the host shows as is.
-type RequestError struct {
-	Status int
-	Msg    string
-}
-
-func (e *RequestError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Msg) }
+// Errors of the transfers and watches.
+var (
+	// ErrBadTransfer: a transfer request the executor refuses.
+	ErrBadTransfer = sentinel(KindInvalid, errors.New("invalid transfer request"))
+	// ErrFileNotFound: what a download names does not exist.
+	ErrFileNotFound = sentinel(KindNotFound, errors.New("File not found"))
+	// ErrTooManyWatchers: the cap on concurrent watches is reached.
+	ErrTooManyWatchers = sentinel(KindLimit, files.ErrTooManyWatchers)
+	// ErrWatchNotFound: the directory to watch does not exist.
+	ErrWatchNotFound = sentinel(KindNotFound, errors.New("no such directory"))
+	// ErrCannotWatch: the path cannot be watched (not a directory, not
+	// readable, no inotify instance left).
+	ErrCannotWatch = sentinel(KindInvalid, errors.New("cannot watch this path"))
+)
 
 // Upload stores one uploaded file in the directory dest, creating it if
 // needed. A zip archive (recursive, or a name ending in ".zip") is unpacked
@@ -30,11 +36,11 @@ func (e *RequestError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e
 // in memory.
 func (e *Executor) Upload(ctx context.Context, name string, body io.Reader, dest string, recursive bool) error {
 	if !filepath.IsAbs(dest) {
-		return &RequestError{400, "Destination must be an absolute path"}
+		return ErrBadTransfer.withText("Destination must be an absolute path")
 	}
 	isZip := strings.HasSuffix(name, ".zip")
 	if recursive && !isZip {
-		return &RequestError{400, "Recursive uploads must be zip files"}
+		return ErrBadTransfer.withText("Recursive uploads must be zip files")
 	}
 	owner := e.fileOwner()
 	if err := files.MkdirAll(dest, owner); err != nil {
@@ -45,7 +51,7 @@ func (e *Executor) Upload(ctx context.Context, name string, body io.Reader, dest
 	}
 	_, err := files.ReceiveFile(ctx, dest, name, body, owner)
 	if errors.Is(err, files.ErrNotPlainName) {
-		return &RequestError{400, fmt.Sprintf("Invalid file name: %q", name)}
+		return ErrBadTransfer.withText("Invalid file name: %q", name)
 	}
 	return err
 }
@@ -62,11 +68,11 @@ type Download struct {
 // path must be absolute and exist.
 func (e *Executor) PrepareDownload(path string) (*Download, error) {
 	if !filepath.IsAbs(path) {
-		return nil, &RequestError{400, "Path must be an absolute path"}
+		return nil, ErrBadTransfer.withText("Path must be an absolute path")
 	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &RequestError{404, "File not found"}
+			return nil, ErrFileNotFound
 		}
 		return nil, fmt.Errorf("download %s: %w", path, err)
 	}
@@ -95,10 +101,32 @@ func (e *Executor) ListFiles(path *string) []string {
 }
 
 // Watch streams file-system changes under dir until ctx ends; the number
-// of concurrent watches is capped (files.ErrTooManyWatchers).
-func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-chan files.WatchEvent, error) {
+// of concurrent watches is capped (ErrTooManyWatchers). The channel is
+// closed after ctx ends.
+func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-chan api.WatchEvent, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(e.opts.WorkDir, dir)
 	}
-	return e.watchers.Watch(ctx, dir, recursive)
+	events, err := e.watchers.Watch(ctx, dir, recursive)
+	switch {
+	case errors.Is(err, files.ErrTooManyWatchers):
+		return nil, ErrTooManyWatchers.with(err)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrWatchNotFound.with(err)
+	case err != nil:
+		return nil, ErrCannotWatch.with(err)
+	}
+	out := make(chan api.WatchEvent, cap(events))
+	go func() {
+		defer close(out)
+		for ev := range events {
+			select {
+			case out <- api.WatchEvent{Path: ev.Path, Op: ev.Op, IsDir: ev.IsDir, Time: ev.Time}:
+			case <-ctx.Done():
+				// The watch ends with ctx and closes events; nobody reads
+				// out any more, so what is left is dropped.
+			}
+		}
+	}()
+	return out, nil
 }

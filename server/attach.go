@@ -3,10 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // attach connects a person's terminal to a session over a websocket: binary
@@ -16,16 +17,16 @@ import (
 // that falls too far behind is disconnected rather than holding up the
 // shell.
 func (s *Server) attach(c *gin.Context) {
-	ns, ok := s.session(c)
+	sess, ok := s.session(c)
 	if !ok {
 		return
 	}
-	sub, unsubscribe, err := ns.Session.AttachRaw()
+	term, err := sess.Attach()
 	if err != nil {
-		detail(c, http.StatusConflict, err.Error())
+		fail(c, err)
 		return
 	}
-	defer unsubscribe()
+	defer term.Close()
 	conn, err := websocket.Accept(c.Writer, c.Request, nil)
 	if err != nil {
 		return // Accept has answered the client
@@ -37,13 +38,13 @@ func (s *Server) attach(c *gin.Context) {
 	defer cancel()
 	go func() {
 		defer cancel()
-		for b := range sub.C {
+		for b := range term.Output() {
 			if err := conn.Write(ctx, websocket.MessageBinary, b); err != nil {
 				return
 			}
 		}
 		reason := "the shell ended"
-		if sub.Dropped {
+		if term.Dropped() {
 			reason = "the terminal fell behind the output"
 		}
 		conn.Close(websocket.StatusGoingAway, reason)
@@ -54,18 +55,15 @@ func (s *Server) attach(c *gin.Context) {
 			return
 		}
 		if typ == websocket.MessageBinary {
-			if err := ns.Session.WriteRaw(data); err != nil {
+			if err := term.Write(data); err != nil {
 				conn.Close(websocket.StatusInternalError, err.Error())
 				return
 			}
 			continue
 		}
-		var msg struct {
-			Type       string `json:"type"`
-			Rows, Cols uint16
-		}
+		var msg api.AttachResize
 		if json.Unmarshal(data, &msg) == nil && msg.Type == "resize" && msg.Rows > 0 && msg.Cols > 0 {
-			_ = ns.Session.Resize(msg.Rows, msg.Cols)
+			_ = term.Resize(msg.Rows, msg.Cols)
 		}
 	}
 }

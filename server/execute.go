@@ -79,6 +79,12 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		// Name the field by its JSON path alone: the Go type it is decoded
+		// into is no business of the client's.
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			typeErr.Struct = ""
+		}
 		return err
 	}
 	if dec.More() {
@@ -101,13 +107,4 @@ func actionField(body []byte) ([]byte, error) {
 		return nil, errors.New(`field "action" must be an object`)
 	}
 	return raw, nil
-}
-
-// invalidRequest answers a body that does not have the request's shape,
-// with the envelope of the upstream server's validation errors.
-func invalidRequest(c *gin.Context, err error) {
-	c.AbortWithStatusJSON(http.StatusUnprocessableEntity, gin.H{
-		"detail": "Invalid request parameters",
-		"errors": err.Error(),
-	})
 }

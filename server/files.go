@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/actionserver/actionserver/files"
 )
 
 // uploadField is the multipart field that carries an upload, as the host
@@ -95,7 +92,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 			s.log.Warn("upload failed", "destination", dest, "file", name, "error", err)
 			// Upstream reports every failure, its own 400s included, as a
 			// 500 whose detail is the error's text.
-			detail(c, http.StatusInternalServerError, err.Error())
+			detail(c, http.StatusInternalServerError, upstreamText(err))
 			return
 		}
 		c.JSON(http.StatusOK, gin.H{"filename": name, "destination": dest, "recursive": recursive})
@@ -116,7 +113,7 @@ func (s *Server) downloadFiles(c *gin.Context) {
 	}
 	d, err := e.PrepareDownload(path)
 	if err != nil {
-		detail(c, http.StatusInternalServerError, err.Error())
+		detail(c, http.StatusInternalServerError, upstreamText(err))
 		return
 	}
 	h := c.Writer.Header()
@@ -156,7 +153,7 @@ func (s *Server) listFiles(c *gin.Context) {
 }
 
 // watch streams file-system events under a directory as Server-Sent Events:
-// one JSON files.WatchEvent per "data:" line, a comment line every 15 s
+// one JSON api.WatchEvent per "data:" line, a comment line every 15 s
 // while nothing happens. Once the response has started the watch is in
 // place; it is released as soon as the client goes away.
 func (s *Server) watch(c *gin.Context) {
@@ -177,15 +174,8 @@ func (s *Server) watch(c *gin.Context) {
 		}
 	}
 	events, err := e.Watch(c.Request.Context(), dir, recursive)
-	switch {
-	case errors.Is(err, files.ErrTooManyWatchers):
-		detail(c, http.StatusTooManyRequests, err.Error())
-		return
-	case errors.Is(err, fs.ErrNotExist):
-		detail(c, http.StatusNotFound, err.Error())
-		return
-	case err != nil:
-		detail(c, http.StatusBadRequest, err.Error())
+	if err != nil {
+		fail(c, err)
 		return
 	}
 	w := startSSE(c)

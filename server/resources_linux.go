@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // clockTicks is USER_HZ, the unit of /proc times; it is 100 on every Linux.
@@ -40,8 +42,8 @@ func readCPUSample() cpuSample {
 
 // resources measures the process. CPU is averaged since the previous call
 // (upstream sleeps 0.1 s to sample; a status route must not block).
-func (s *Server) resources() Resources {
-	var r Resources
+func (s *Server) resources() api.Resources {
+	var r api.Resources
 	cur := readCPUSample()
 	s.cpuMu.Lock()
 	prev := s.cpuLast
@@ -112,8 +114,8 @@ func sinceSeconds(t time.Time) float64 { return time.Since(t).Seconds() }
 
 // runtimeStats counts what a leak would grow: goroutines, open file
 // descriptors and child processes.
-func runtimeStats() RuntimeStats {
-	st := RuntimeStats{Goroutines: runtime.NumGoroutine()}
+func runtimeStats() api.RuntimeStats {
+	st := api.RuntimeStats{Goroutines: runtime.NumGoroutine()}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		st.OpenFDs = len(fds)
 	}

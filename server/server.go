@@ -13,8 +13,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/executor"
-	"github.com/actionserver/actionserver/plugins"
 )
 
 // Options configure a Server.
@@ -42,8 +42,9 @@ type Server struct {
 	engine  *gin.Engine
 	started time.Time
 
-	// starting are the plugins /server_info reports until exec is set.
-	starting atomic.Pointer[plugins.Set]
+	// starting reports the plugins' states /server_info shows until exec
+	// is set.
+	starting atomic.Pointer[func() []api.PluginStatus]
 
 	cpuMu   sync.Mutex
 	cpuLast cpuSample
@@ -80,9 +81,10 @@ func New(opts Options) *Server {
 func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
 
 // ShowStarting makes /server_info report the states of plugins that are
-// still starting, so a host waiting for /alive can see what it waits for;
-// once SetReady is called the executor's plugins are reported instead.
-func (s *Server) ShowStarting(set *plugins.Set) { s.starting.Store(set) }
+// still starting, as states returns them, so a host waiting for /alive can
+// see what it waits for; once SetReady is called the executor's plugins are
+// reported instead.
+func (s *Server) ShowStarting(states func() []api.PluginStatus) { s.starting.Store(&states) }
 
 // Handler returns the http.Handler of the API.
 func (s *Server) Handler() http.Handler { return s.engine }
@@ -134,9 +136,4 @@ func (s *Server) executor(c *gin.Context) *executor.Executor {
 		detail(c, http.StatusServiceUnavailable, "Server is not ready")
 	}
 	return e
-}
-
-// detail writes the {"detail": ...} envelope every error uses.
-func detail(c *gin.Context, status int, msg string) {
-	c.AbortWithStatusJSON(status, gin.H{"detail": msg})
 }

@@ -33,7 +33,11 @@ func newTestServer(t *testing.T, ready bool, extra func(*gin.Engine)) (*Server, 
 			Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()},
 		})
 		require.NoError(t, err)
-		t.Cleanup(func() { e.Close(time.Second) })
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			e.Close(ctx)
+		})
 		s.SetReady(e)
 	}
 	srv := httptest.NewServer(s.Handler())

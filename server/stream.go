@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // Server-Sent Events of a command's output. Each "output" event carries the
@@ -27,7 +29,7 @@ const (
 )
 
 func (s *Server) streamOutput(c *gin.Context) {
-	ns, cmd, ok := s.command(c)
+	cmd, ok := s.command(c)
 	if !ok {
 		return
 	}
@@ -57,27 +59,27 @@ func (s *Server) streamOutput(c *gin.Context) {
 		changed := cmd.Changed()
 		ch := cmd.Read(off, sseChunk)
 		if ch.Lost > 0 {
-			if !writeEvent(w, "lost", ch.Offset, map[string]int64{"from": off, "to": ch.Offset, "bytes": ch.Lost}) {
+			if !writeEvent(w, api.EventLost, ch.Offset, api.LostEvent{From: off, To: ch.Offset, Bytes: ch.Lost}) {
 				return
 			}
 		}
-		if len(ch.Data) > 0 {
-			if !writeEvent(w, "output", ch.Next, map[string]any{"offset": ch.Offset, "data": string(ch.Data)}) {
+		if ch.Data != "" {
+			if !writeEvent(w, api.EventOutput, ch.NextOffset, api.OutputEvent{Offset: ch.Offset, Data: ch.Data}) {
 				return
 			}
 		}
-		off = ch.Next
+		off = ch.NextOffset
 		if ch.Done {
-			writeEvent(w, "exit", off, commandInfo(ns.ID, cmd))
+			writeEvent(w, api.EventExit, off, cmd.Info())
 			w.Flush()
 			return
 		}
-		if len(ch.Data) > 0 {
+		if ch.Data != "" {
 			continue // drain what is there before waiting
 		}
 		if ch.Tail != lastTail {
 			lastTail = ch.Tail
-			if !writeEvent(w, "tail", -1, map[string]any{"offset": off, "tail": ch.Tail}) {
+			if !writeEvent(w, api.EventTail, -1, api.TailEvent{Offset: off, Tail: ch.Tail}) {
 				return
 			}
 		}

@@ -25,7 +25,11 @@ func newBenchServer(b *testing.B) (*client.Client, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { e.Close(time.Second) })
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		e.Close(ctx)
+	})
 	s := New(Options{IdleTrim: -1, Logger: slog.New(slog.DiscardHandler)})
 	s.SetReady(e)
 	hs := httptest.NewServer(s.Handler())

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/internal/chown"
@@ -114,7 +115,10 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	exec, err := setup(ctx, cfg, start, log, localURL(ln.Addr()), apiKey, srv.ShowStarting)
+	showPlugins := func(set *plugins.Set) {
+		srv.ShowStarting(func() []api.PluginStatus { return executor.PluginStatuses(set) })
+	}
+	exec, err := setup(ctx, cfg, start, log, localURL(ln.Addr()), apiKey, showPlugins)
 	if err != nil {
 		log.Error("start-up failed", "error", err)
 		return 1
@@ -206,7 +210,9 @@ func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) i
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- httpSrv.Shutdown(ctx) }()
-	exec.Close(shutdownGrace)
+	closeCtx, closeCancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer closeCancel()
+	exec.Close(closeCtx)
 	if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("shutdown", "error", err)
 	}

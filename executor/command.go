@@ -1,0 +1,85 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/actionserver/actionserver/api"
+	"github.com/actionserver/actionserver/shell"
+)
+
+// Bounds of one output read, so a read cannot hold a large buffer or a
+// request for long.
+const (
+	MaxOutputChunk = 1 << 20
+	MaxOutputWait  = time.Minute
+)
+
+// Command is a command started in a session. Its output is kept by offset
+// (up to the shell's output limit), so readers can follow it at their own
+// pace and resume where they stopped.
+type Command struct {
+	session string
+	c       *shell.Command
+}
+
+// ID returns the command's id, unique within its session.
+func (c *Command) ID() int64 { return c.c.ID }
+
+// Info returns the command's state.
+func (c *Command) Info() api.Command {
+	st := c.c.Status()
+	info := api.Command{ID: st.ID, Session: c.session, Command: st.Text, Running: st.Running, ShellDied: st.Died,
+		Started: st.Started, Output: api.OutputRange{Start: st.OutputStart, End: st.OutputEnd}}
+	if !st.Running {
+		m := st.Metadata
+		code, fin := m.ExitCode, st.Finished
+		info.ExitCode, info.Finished = &code, &fin
+		info.Metadata = &api.CommandMeta{ExitCode: m.ExitCode, PID: m.PID, Username: m.Username, Hostname: m.Hostname,
+			WorkingDir: m.WorkingDir, PyInterpreterPath: m.PyInterpreterPath}
+	}
+	return info
+}
+
+// Changed returns a channel that is closed the next time the command's
+// output or state changes. Take it before Read, then wait on it, so no
+// change is missed; a reader that waits never holds up the command.
+func (c *Command) Changed() <-chan struct{} { return c.c.Changed() }
+
+// Read returns up to max bytes (at most MaxOutputChunk) of the finished
+// output lines from offset off, without waiting.
+func (c *Command) Read(off int64, max int) api.OutputChunk {
+	if max < 0 || max > MaxOutputChunk {
+		max = MaxOutputChunk
+	}
+	ch := c.c.Read(off, max)
+	out := api.OutputChunk{Offset: ch.Offset, NextOffset: ch.Next, Lost: ch.Lost, Data: string(ch.Data),
+		Tail: ch.Tail, Done: ch.Done}
+	if ch.Done {
+		code := c.c.Status().Metadata.ExitCode
+		out.ExitCode = &code
+	}
+	return out
+}
+
+// Output reads like Read, but when there is nothing new yet (no data, no
+// loss, not done) it waits up to wait (at most MaxOutputWait) for some. It
+// fails only when ctx ends.
+func (c *Command) Output(ctx context.Context, off int64, max int, wait time.Duration) (api.OutputChunk, error) {
+	deadline := time.NewTimer(min(wait, MaxOutputWait))
+	defer deadline.Stop()
+	for {
+		changed := c.Changed()
+		ch := c.Read(off, max)
+		if ch.Data != "" || ch.Lost > 0 || ch.Done || wait <= 0 {
+			return ch, nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return ch, nil
+		case <-ctx.Done():
+			return api.OutputChunk{}, ctx.Err()
+		}
+	}
+}
