@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 )
 
@@ -182,33 +183,9 @@ func (c *Client) WaitUntilAlive(ctx context.Context) error {
 	}
 }
 
-// ServerInfo is the /server_info report.
-type ServerInfo struct {
-	Uptime    float64        `json:"uptime"`
-	IdleTime  float64        `json:"idle_time"`
-	Resources map[string]any `json:"resources"`
-	Plugins   []PluginStatus `json:"plugins"`
-	// Runtime counts the server's goroutines, open file descriptors and
-	// child processes, for leak checks.
-	Runtime struct {
-		Goroutines int `json:"goroutines"`
-		OpenFDs    int `json:"open_fds"`
-		Children   int `json:"children"`
-	} `json:"runtime"`
-}
-
-// PluginStatus is a started plugin's state: "starting", "ready",
-// "failed", "disabled" (Error says why) or "restarting".
-type PluginStatus struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
-	Error string `json:"error,omitempty"`
-	Port  int    `json:"port,omitempty"`
-}
-
 // ServerInfo returns the server's uptime, idle time and resources.
-func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
-	var info ServerInfo
+func (c *Client) ServerInfo(ctx context.Context) (*api.ServerInfo, error) {
+	var info api.ServerInfo
 	if err := c.do(ctx, http.MethodGet, "/server_info", nil, &info); err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 )
 
@@ -284,13 +284,9 @@ func (c *Client) ListFiles(ctx context.Context, path string) ([]string, error) {
 
 // WatchEvent is one file-system change reported by Watch.
 type WatchEvent struct {
-	Path string `json:"path"`
-	// Op is "create", "write", "remove", "rename" or "chmod".
-	Op    string    `json:"op"`
-	IsDir bool      `json:"is_dir"`
-	Time  time.Time `json:"time"`
+	api.WatchEvent
 	// Err is set on the last event when the stream broke before ctx ended.
-	Err error `json:"-"`
+	Err error
 }
 
 // Watch follows changes under a sandbox directory (and every directory
@@ -318,12 +314,12 @@ func (c *Client) Watch(ctx context.Context, path string, recursive bool) (<-chan
 		defer close(out)
 		defer resp.Body.Close()
 		err := readSSE(resp.Body, func(sse sseEvent) (bool, error) {
-			var ev WatchEvent
+			var ev api.WatchEvent
 			if err := json.Unmarshal([]byte(sse.Data), &ev); err != nil {
 				return false, fmt.Errorf("decode watch event: %w", err)
 			}
 			select {
-			case out <- ev:
+			case out <- WatchEvent{WatchEvent: ev}:
 				return true, nil
 			case <-ctx.Done():
 				return false, nil

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // StreamEvent is one event of a command's output stream.
@@ -25,7 +27,7 @@ type StreamEvent struct {
 	Data    string
 	Lost    int64
 	Tail    string
-	Command *Command
+	Command *api.Command
 	Err     error
 }
 
@@ -111,17 +113,17 @@ func (c *Client) streamOnce(ctx context.Context, session string, id int64, off *
 		if err != nil {
 			return false, err
 		}
-		if ev.Kind == "output" && sse.ID >= 0 {
+		if ev.Kind == api.EventOutput && sse.ID >= 0 {
 			ev.Next = sse.ID // the server's offset after this data
 		}
 		progressed = true
 		switch ev.Kind {
-		case "output":
+		case api.EventOutput:
 			*off = ev.Next
-		case "lost":
+		case api.EventLost:
 			*off = ev.Offset
 		}
-		if !send(ev) || ev.Kind == "exit" {
+		if !send(ev) || ev.Kind == api.EventExit {
 			done = true
 			return false, nil
 		}
@@ -133,33 +135,27 @@ func (c *Client) streamOnce(ctx context.Context, session string, id int64, off *
 func decodeEvent(kind, data string, off int64) (StreamEvent, error) {
 	ev := StreamEvent{Kind: kind, Offset: off}
 	switch kind {
-	case "output":
-		var d struct {
-			Offset int64  `json:"offset"`
-			Data   string `json:"data"`
-		}
+	case api.EventOutput:
+		var d api.OutputEvent
 		if err := json.Unmarshal([]byte(data), &d); err != nil {
 			return ev, fmt.Errorf("decode output event: %w", err)
 		}
 		ev.Offset, ev.Data = d.Offset, d.Data
 		ev.Next = d.Offset + int64(len(d.Data))
-	case "lost":
-		var d struct{ From, To, Bytes int64 }
+	case api.EventLost:
+		var d api.LostEvent
 		if err := json.Unmarshal([]byte(data), &d); err != nil {
 			return ev, fmt.Errorf("decode lost event: %w", err)
 		}
 		ev.Offset, ev.Lost = d.To, d.Bytes
-	case "tail":
-		var d struct {
-			Offset int64  `json:"offset"`
-			Tail   string `json:"tail"`
-		}
+	case api.EventTail:
+		var d api.TailEvent
 		if err := json.Unmarshal([]byte(data), &d); err != nil {
 			return ev, fmt.Errorf("decode tail event: %w", err)
 		}
 		ev.Offset, ev.Tail = d.Offset, d.Tail
-	case "exit":
-		var cmd Command
+	case api.EventExit:
+		var cmd api.Command
 		if err := json.Unmarshal([]byte(data), &cmd); err != nil {
 			return ev, fmt.Errorf("decode exit event: %w", err)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/api"
 )
 
 // ctlRun is what one actionctl run printed and how it exited.
@@ -291,7 +291,7 @@ func TestActionctl_SignalKeepsSessionAndCwd(t *testing.T) {
 
 func TestActionctl_AttachUnderATerminal(t *testing.T) {
 	s := startServer(t, startOpts{})
-	_, err := s.Client.CreateSession(ctxT(t), client.SessionOptions{ID: "tty"})
+	_, err := s.Client.CreateSession(ctxT(t), api.CreateSessionRequest{ID: "tty"})
 	require.NoError(t, err)
 
 	cmd := exec.Command(filepath.Join(binDir, "actionctl"), "--url", s.URL, "attach", "--session", "tty")

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
@@ -184,7 +185,7 @@ func TestFault_DescriptorLimitRefusesNewSessions(t *testing.T) {
 	var created []string
 	var failure error
 	for i := range 40 {
-		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("s%d", i)})
+		sess, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: fmt.Sprintf("s%d", i)})
 		if err != nil {
 			failure = err
 			break
@@ -204,7 +205,7 @@ func TestFault_DescriptorLimitRefusesNewSessions(t *testing.T) {
 	for _, id := range created {
 		require.NoError(t, s.Client.DeleteSession(ctx, id))
 	}
-	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
+	_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "after"})
 	assert.NoError(t, err, "freed descriptors can be used again")
 }
 
@@ -231,7 +232,7 @@ func TestFault_OutOfPTYsRefusesNewSessions(t *testing.T) {
 	var created []string
 	var failure error
 	for i := range maxPTYs + 2 {
-		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("s%d", i)})
+		sess, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: fmt.Sprintf("s%d", i)})
 		if err != nil {
 			failure = err
 			break
@@ -264,9 +265,9 @@ func TestFault_OutOfPTYsRefusesNewSessions(t *testing.T) {
 
 	// A deleted session gives its terminal back.
 	require.NoError(t, s.Client.DeleteSession(ctx, created[0]))
-	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "after"})
+	_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "after"})
 	assert.NoError(t, err, "the freed terminal is used again")
-	_, err = s.Client.CreateSession(ctx, client.SessionOptions{ID: "one-too-many"})
+	_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "one-too-many"})
 	assert.ErrorAs(t, err, &apiErr, "and the limit holds again")
 }
 

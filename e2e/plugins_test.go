@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
@@ -72,7 +73,7 @@ func TestJupyter_ThroughTheAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, info.Plugins, 1)
 	assert.Equal(t, "jupyter", info.Plugins[0].Name)
-	assert.Equal(t, "ready", info.Plugins[0].State)
+	assert.Equal(t, api.PluginReady, info.Plugins[0].State)
 	assert.NotZero(t, info.Plugins[0].Port)
 
 	// No vscode plugin: the token is null.
@@ -125,6 +126,6 @@ func TestVSCode_TokenThroughTheAPI(t *testing.T) {
 	info, err := s.Client.ServerInfo(ctxT(t))
 	require.NoError(t, err)
 	require.Len(t, info.Plugins, 1)
-	assert.Equal(t, "ready", info.Plugins[0].State)
+	assert.Equal(t, api.PluginReady, info.Plugins[0].State)
 	assert.Equal(t, port, info.Plugins[0].Port)
 }

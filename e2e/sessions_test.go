@@ -21,12 +21,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
 
 // waitDone long-polls a command's state until it finishes.
-func waitDone(t *testing.T, c *client.Client, session string, id int64) *client.Command {
+func waitDone(t *testing.T, c *client.Client, session string, id int64) *api.Command {
 	t.Helper()
 	ctx := ctxT(t)
 	for {
@@ -45,7 +46,7 @@ func TestSessions_RunInParallel(t *testing.T) {
 	type span struct{ start, end int64 }
 	ids := make([]int64, 4)
 	for i := range ids {
-		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("p%d", i)})
+		sess, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: fmt.Sprintf("p%d", i)})
 		require.NoError(t, err)
 		cmd, err := s.Client.StartCommand(ctx, sess.ID, "date +%s%N; sleep 1; date +%s%N")
 		require.NoError(t, err)
@@ -87,7 +88,7 @@ func TestSessions_RunInParallel(t *testing.T) {
 func TestSessions_SignalKeepsSessionAndCwd(t *testing.T) {
 	s := startServer(t, startOpts{})
 	ctx := ctxT(t)
-	_, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: "w", Cwd: "/tmp", Env: map[string]string{"MARK": "m1"}})
+	_, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "w", Cwd: "/tmp", Env: map[string]string{"MARK": "m1"}})
 	require.NoError(t, err)
 	cmd, err := s.Client.StartCommand(ctx, "w", "cd / && sleep 60")
 	require.NoError(t, err)
@@ -121,7 +122,7 @@ func TestSessions_InputAndLongPoll(t *testing.T) {
 	ctx := ctxT(t)
 	cmd, err := s.Client.StartCommand(ctx, "default", `read -p "Name: " n; echo "hi $n"`)
 	require.NoError(t, err)
-	var ch *client.OutputChunk
+	var ch *api.OutputChunk
 	require.Eventually(t, func() bool {
 		ch, err = s.Client.Output(ctx, "default", cmd.ID, 0, 500*time.Millisecond)
 		return err == nil && ch.Tail == "Name: "

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/actionserver/actionserver/client"
+	"github.com/actionserver/actionserver/api"
 )
 
 // newMark returns an environment entry for a server: every process it
@@ -50,7 +50,7 @@ func markedPIDs(t *testing.T, mark string) []int {
 }
 
 // jupyterPlugin returns the jupyter plugin's status on /server_info.
-func jupyterPlugin(t *testing.T, s *server) client.PluginStatus {
+func jupyterPlugin(t *testing.T, s *server) api.PluginStatus {
 	t.Helper()
 	info, err := s.Client.ServerInfo(ctxT(t))
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func jupyterPlugin(t *testing.T, s *server) client.PluginStatus {
 			return p
 		}
 	}
-	return client.PluginStatus{}
+	return api.PluginStatus{}
 }
 
 // jupyterServerPID finds the server's Jupyter Server: the process of its
@@ -100,7 +100,7 @@ func TestPlugins_SIGTERMWithJupyterEndsEveryProcess(t *testing.T) {
 		}},
 		{"while jupyter restarts", func(t *testing.T, s *server, mark string) {
 			require.NoError(t, syscall.Kill(-jupyterServerPID(t, s, mark), syscall.SIGKILL))
-			require.Eventually(t, func() bool { return jupyterPlugin(t, s).State == "restarting" },
+			require.Eventually(t, func() bool { return jupyterPlugin(t, s).State == api.PluginRestarting },
 				30*time.Second, 5*time.Millisecond, "the server notices the Jupyter Server died")
 		}},
 	}
@@ -157,8 +157,8 @@ func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
 			// starting, or already ready while the rest of start-up runs.
 			require.Equal(t, http.StatusServiceUnavailable, code)
 			require.Len(t, info.Plugins, 1, "plugins are listed while they start")
-			assert.Contains(t, []string{"starting", "ready"}, info.Plugins[0].State)
-			sawStarting = sawStarting || info.Plugins[0].State == "starting"
+			assert.Contains(t, []api.PluginState{api.PluginStarting, api.PluginReady}, info.Plugins[0].State)
+			sawStarting = sawStarting || info.Plugins[0].State == api.PluginStarting
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
@@ -169,7 +169,7 @@ func TestPlugins_StartingStateIsVisibleUntilReady(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, info.Uptime, lastUptime, "uptime went back once ready")
 	st := jupyterPlugin(t, s)
-	assert.Equal(t, "ready", st.State)
+	assert.Equal(t, api.PluginReady, st.State)
 	assert.NotZero(t, st.Port)
 }
 
@@ -180,13 +180,13 @@ func TestPlugins_JupyterRestartIsVisibleAndRecovers(t *testing.T) {
 	pid := jupyterServerPID(t, s, mark)
 	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
 
-	var restarting client.PluginStatus
+	var restarting api.PluginStatus
 	require.Eventually(t, func() bool {
 		restarting = jupyterPlugin(t, s)
-		return restarting.State == "restarting"
+		return restarting.State == api.PluginRestarting
 	}, 30*time.Second, 5*time.Millisecond, "the server reports the restart")
 	assert.Contains(t, restarting.Error, "jupyter server exited")
-	require.Eventually(t, func() bool { return jupyterPlugin(t, s).State == "ready" },
+	require.Eventually(t, func() bool { return jupyterPlugin(t, s).State == api.PluginReady },
 		60*time.Second, 20*time.Millisecond, "jupyter comes back")
 	assert.NotEqual(t, pid, jupyterServerPID(t, s, mark), "a new Jupyter Server")
 

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 )
 
@@ -104,12 +105,12 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 
 // followLine is one JSON line of exec --follow --json.
 type followLine struct {
-	Event   string          `json:"event"` // output, lost or exit
-	Offset  int64           `json:"offset"`
-	Next    int64           `json:"next,omitempty"`
-	Data    string          `json:"data,omitempty"`
-	Lost    int64           `json:"lost,omitempty"`
-	Command *client.Command `json:"command,omitempty"`
+	Event   string       `json:"event"` // output, lost or exit
+	Offset  int64        `json:"offset"`
+	Next    int64        `json:"next,omitempty"`
+	Data    string       `json:"data,omitempty"`
+	Lost    int64        `json:"lost,omitempty"`
+	Command *api.Command `json:"command,omitempty"`
 }
 
 // followJSON is follow with --json: each event a JSON line on standard
@@ -167,7 +168,7 @@ func (a *app) sessionCmd() *cobra.Command {
   actionctl session ls
   actionctl session rm build`,
 	}
-	var opts client.SessionOptions
+	var opts api.CreateSessionRequest
 	var env []string
 	newCmd := &cobra.Command{
 		Use:     "new",

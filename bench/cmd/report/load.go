@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 )
@@ -129,7 +130,7 @@ func measureParallelSessions(ctx context.Context, env *benchkit.Env) ([]benchkit
 	const sessions, commands = 64, 20
 	ids := make([]string, sessions)
 	for i := range ids {
-		sess, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: fmt.Sprintf("b%d", i)})
+		sess, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: fmt.Sprintf("b%d", i)})
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +196,7 @@ func measureAliveUnderFlood(ctx context.Context, env *benchkit.Env) ([]benchkit.
 		return nil, err
 	}
 	defer s.Stop()
-	if _, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: "flood"}); err != nil {
+	if _, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "flood"}); err != nil {
 		return nil, err
 	}
 	cmd, err := s.Client.StartCommand(ctx, "flood", "yes 'flooding the terminal with output' | head -c 300000000")

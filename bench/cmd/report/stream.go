@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 )
@@ -80,7 +81,7 @@ func measureStream(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, erro
 	lost := int64(0)
 	for i := range reps {
 		id := fmt.Sprintf("stream%d", i)
-		if _, err := s.Client.CreateSession(ctx, client.SessionOptions{ID: id}); err != nil {
+		if _, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: id}); err != nil {
 			return nil, err
 		}
 		start := time.Now()

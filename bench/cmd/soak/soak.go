@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
@@ -36,8 +37,8 @@ type soakConfig struct {
 type soakReport struct {
 	Ops      map[string]int64 // completed operations by kind
 	Errors   []string         // unexpected errors and wrong answers (at most 50 kept)
-	Baseline client.ServerInfo
-	After    client.ServerInfo
+	Baseline api.ServerInfo
+	After    api.ServerInfo
 	// Leaks lists what did not return to its baseline.
 	Leaks []string
 }
@@ -95,7 +96,7 @@ func soak(ctx context.Context, env *benchkit.Env, cfg soakConfig) (*soakReport, 
 		return nil, err
 	}
 	r.Baseline = *base
-	cfg.Logf("soak: baseline %+v rss %d MB; %d clients for %v", base.Runtime, rssOf(base)>>20, cfg.Clients, cfg.Duration)
+	cfg.Logf("soak: baseline %+v rss %d MB; %d clients for %v", base.Runtime, base.Resources.Memory.RSS>>20, cfg.Clients, cfg.Duration)
 
 	deadline := time.Now().Add(cfg.Duration)
 	var wg sync.WaitGroup
@@ -120,7 +121,7 @@ func soak(ctx context.Context, env *benchkit.Env, cfg soakConfig) (*soakReport, 
 	}
 
 	// Give finished work a moment to be released, then compare.
-	var after *client.ServerInfo
+	var after *api.ServerInfo
 	for range 20 {
 		time.Sleep(500 * time.Millisecond)
 		if after, err = s.Client.ServerInfo(ctx); err != nil {
@@ -158,19 +159,10 @@ func startSoakServer(ctx context.Context, env *benchkit.Env, browser bool) (*soa
 	return &soakServer{Server: s, workDir: ws}, nil
 }
 
-func rssOf(info *client.ServerInfo) int64 {
-	if m, ok := info.Resources["memory"].(map[string]any); ok {
-		if v, ok := m["rss"].(float64); ok {
-			return int64(v)
-		}
-	}
-	return 0
-}
-
 // leaks compares the server after the run with its baseline. Goroutines
 // and descriptors get a little slack for idle keep-alive connections;
 // memory gets room for the runtime's retained heap.
-func leaks(base, after *client.ServerInfo) []string {
+func leaks(base, after *api.ServerInfo) []string {
 	var out []string
 	b, a := base.Runtime, after.Runtime
 	if a.Goroutines > b.Goroutines+8 {
@@ -182,7 +174,7 @@ func leaks(base, after *client.ServerInfo) []string {
 	if a.Children != b.Children {
 		out = append(out, fmt.Sprintf("child processes %d → %d", b.Children, a.Children))
 	}
-	if rb, ra := rssOf(base), rssOf(after); ra > rb+16<<20 {
+	if rb, ra := base.Resources.Memory.RSS, after.Resources.Memory.RSS; ra > rb+16<<20 {
 		out = append(out, fmt.Sprintf("RSS %d MB → %d MB", rb>>20, ra>>20))
 	}
 	return out
@@ -205,7 +197,7 @@ func soakRound(ctx context.Context, c *client.Client, id, round int, ws, work, p
 	// A command in the client's own session, read by offset.
 	sess := fmt.Sprintf("soak-%d", id)
 	if _, err := c.GetSession(ctx, sess); errors.Is(err, client.ErrNotFound) {
-		if _, err := c.CreateSession(ctx, client.SessionOptions{ID: sess}); err != nil {
+		if _, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: sess}); err != nil {
 			return fmt.Errorf("create session: %w", err)
 		}
 	}
