@@ -1,8 +1,11 @@
 // Package executor turns actions into observations. It owns one of each
-// component (the shell sessions, the file editor, the browser, and later
-// plugins), runs each action on the right one, and keeps the bookkeeping
-// the server reports (uptime, idle time). It knows nothing of HTTP, so tests and other
-// programs can drive it in-process.
+// component (the shell sessions, the file editor, the browser, the
+// plugins), runs each action on the right one, serves the named sessions
+// of the native API (Session, Command), and keeps the bookkeeping the
+// server reports (uptime, idle time). It speaks the components' results
+// to its callers as event and api types, and its errors are its own, each
+// of a Kind. It knows nothing of HTTP, so tests and other programs can
+// drive it in-process.
 package executor
 
 import (
