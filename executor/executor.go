@@ -180,6 +180,7 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 // none) to exit on their own before they are killed; plugins get a few
 // seconds more to stop cleanly.
 func (e *Executor) Close(ctx context.Context) {
+	wait := grace(ctx, time.Second)
 	e.mu.Lock()
 	e.closed = true
 	sessions := e.sessions
@@ -198,7 +199,7 @@ func (e *Executor) Close(ctx context.Context) {
 		defer wg.Done()
 		// A plugin that is cut off mid-stop leaves its processes behind,
 		// so the stop is not cancelled with ctx.
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace(ctx, time.Second)+pluginStopSlack)
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+pluginStopSlack)
 		defer cancel()
 		if err := e.opts.Plugins.Stop(pctx); err != nil {
 			e.log.Warn("stop plugins", "error", err)
@@ -208,7 +209,7 @@ func (e *Executor) Close(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			closeShell(ctx, s, grace(ctx, time.Second))
+			closeShell(ctx, s, wait)
 		}()
 	}
 	wg.Wait()
