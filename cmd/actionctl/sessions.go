@@ -316,7 +316,7 @@ func (a *app) attach(ctx context.Context, session string) error {
 	defer cancel()
 	sendSize := func() {
 		if w, h, err := term.GetSize(int(in.Fd())); err == nil {
-			b, _ := json.Marshal(map[string]any{"type": "resize", "rows": h, "cols": w})
+			b, _ := json.Marshal(api.AttachResize{Type: "resize", Rows: uint16(h), Cols: uint16(w)})
 			_ = conn.Write(ctx, websocket.MessageText, b)
 		}
 	}
