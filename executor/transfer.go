@@ -121,7 +121,7 @@ func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-cha
 		defer close(out)
 		for ev := range events {
 			select {
-			case out <- api.WatchEvent{Path: ev.Path, Op: ev.Op, IsDir: ev.IsDir, Time: ev.Time}:
+			case out <- api.WatchEvent{Path: ev.Path, Op: watchOp(ev.Op), IsDir: ev.IsDir, Time: ev.Time}:
 			case <-ctx.Done():
 				// The watch ends with ctx and closes events; nobody reads
 				// out any more, so what is left is dropped.
@@ -129,4 +129,22 @@ func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-cha
 		}
 	}()
 	return out, nil
+}
+
+// watchOp names a watcher's operation on the wire, so a rename inside the
+// watcher cannot change what clients receive.
+func watchOp(op string) string {
+	switch op {
+	case files.OpCreate:
+		return api.OpCreate
+	case files.OpWrite:
+		return api.OpWrite
+	case files.OpRemove:
+		return api.OpRemove
+	case files.OpRename:
+		return api.OpRename
+	case files.OpChmod:
+		return api.OpChmod
+	}
+	return op
 }
