@@ -15,9 +15,27 @@ func PluginStatuses(set *plugins.Set) []api.PluginStatus {
 	sts := set.Statuses()
 	out := make([]api.PluginStatus, len(sts))
 	for i, st := range sts {
-		out[i] = api.PluginStatus{Name: st.Name, State: api.PluginState(st.State), Error: st.Error, Port: st.Port}
+		out[i] = api.PluginStatus{Name: st.Name, State: pluginState(st.State), Error: st.Error, Port: st.Port}
 	}
 	return out
+}
+
+// pluginState names a plugin's state on the wire, so a rename inside
+// plugins/ cannot change what clients receive.
+func pluginState(s plugins.State) api.PluginState {
+	switch s {
+	case plugins.StateStarting:
+		return api.PluginStarting
+	case plugins.StateReady:
+		return api.PluginReady
+	case plugins.StateFailed:
+		return api.PluginFailed
+	case plugins.StateDisabled:
+		return api.PluginDisabled
+	case plugins.StateRestarting:
+		return api.PluginRestarting
+	}
+	return api.PluginState(s)
 }
 
 // tokenHolder is what the vscode plugin offers: its connection token.
