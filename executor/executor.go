@@ -176,9 +176,9 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 }
 
 // Close ends every shell session and what runs in them, the browser and
-// the plugins. Processes get until ctx's deadline (a second when it has
-// none) to exit on their own before they are killed; plugins get a few
-// seconds more to stop cleanly.
+// the plugins. Processes get until ctx is done (at most a second when it
+// has no deadline) to exit on their own before they are killed; plugins
+// get a few seconds more to stop cleanly.
 func (e *Executor) Close(ctx context.Context) {
 	wait := grace(ctx, time.Second)
 	e.mu.Lock()
