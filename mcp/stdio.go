@@ -51,7 +51,7 @@ type stdioServer struct {
 	log     *slog.Logger
 	stderr  *stderrLog
 	cancel  context.CancelFunc
-	calls   atomic.Int32 // forwarded calls in flight
+	calls   atomic.Int32  // forwarded calls in flight
 	done    chan struct{} // closed when run returns
 	started chan struct{} // closed after the first start attempt
 
