@@ -315,3 +315,30 @@ func TestClose_StopsEveryServer(t *testing.T) {
 	}
 	assert.True(t, slices.Equal(m.Status(), []mcp.ServerStatus{}))
 }
+
+func TestProxy_ServerRunsAsTheSandboxUserInTheWorkspace(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("switching users needs root")
+	}
+	// t.TempDir's parent is closed to other users.
+	ws, err := os.MkdirTemp("", "mcp-ws-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	require.NoError(t, os.Chmod(ws, 0o777))
+	p := newProxy(t, mcp.Options{Dir: ws, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}})
+	log := p.update(t, config("everything", mcptest.Everything(t)))
+	if log != "" {
+		t.Skipf("the user cannot run the installed server here: %s", log)
+	}
+	pid := status(p.m, "everything").PID
+	require.NotZero(t, pid)
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^Uid:\s+65534\s`, string(st))
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	require.NoError(t, err)
+	assert.Equal(t, ws, cwd)
+	pgid, err := syscall.Getpgid(pid)
+	require.NoError(t, err)
+	assert.Equal(t, pid, pgid, "each server leads its own process group")
+}

@@ -87,6 +87,8 @@ func (s *stdioServer) run(ctx context.Context) {
 		session, err := s.connect(ctx)
 		if err == nil {
 			s.m.publish()
+		} else {
+			s.setFailed(err)
 		}
 		if first {
 			// Update returns once this is closed: its tools must be offered.
@@ -109,9 +111,7 @@ func (s *stdioServer) run(ctx context.Context) {
 		} else {
 			s.log.Warn("MCP server failed to start", "error", err)
 		}
-		s.mu.Lock()
-		s.state, s.err, s.session = StateRestarting, err.Error(), nil
-		s.mu.Unlock()
+		s.setFailed(err)
 		if time.Since(began) > s.m.opts.RestartMax {
 			backoff = s.m.opts.RestartMin // it was healthy for a while
 		}
@@ -127,6 +127,14 @@ func (s *stdioServer) run(ctx context.Context) {
 		s.restarts++
 		s.mu.Unlock()
 	}
+}
+
+// setFailed records why the server is not running, before anyone waiting
+// for the start looks.
+func (s *stdioServer) setFailed(err error) {
+	s.mu.Lock()
+	s.state, s.err, s.session = StateRestarting, err.Error(), nil
+	s.mu.Unlock()
 }
 
 // connect starts the process and completes the MCP handshake and the first
