@@ -28,7 +28,9 @@ type proxy struct {
 	url string
 }
 
-func newProxy(t *testing.T, opts mcp.Options) *proxy {
+func newProxy(t *testing.T, opts mcp.Options) *proxy { return newProxyTB(t, opts) }
+
+func newProxyTB(t testing.TB, opts mcp.Options) *proxy {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()

@@ -3,6 +3,8 @@
 package mcptest
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,33 +25,39 @@ type Server struct {
 // (@modelcontextprotocol/server-everything): echo, get-sum, get-env,
 // trigger-long-running-operation, prompts.
 func Everything(t testing.TB) Server {
-	return Server{Command: node(t), Args: []string{script(t, "server-everything"), "stdio"}}
+	s, err := Lookup("server-everything", "stdio")
+	if err != nil {
+		missing(t, err.Error())
+	}
+	return s
 }
 
 // Filesystem returns the reference filesystem server
 // (@modelcontextprotocol/server-filesystem) allowed into dir.
 func Filesystem(t testing.TB, dir string) Server {
-	return Server{Command: node(t), Args: []string{script(t, "server-filesystem"), dir}}
-}
-
-func node(t testing.TB) string {
-	p, err := exec.LookPath("node")
+	s, err := Lookup("server-filesystem", dir)
 	if err != nil {
-		missing(t, "node is not installed")
+		missing(t, err.Error())
 	}
-	return p
+	return s
 }
 
-func script(t testing.TB, pkg string) string {
+// Lookup returns how to run the installed @modelcontextprotocol/<pkg> with
+// args, or why it cannot be run.
+func Lookup(pkg string, args ...string) (Server, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return Server{}, errors.New("node is not installed")
+	}
 	root, err := moduleRoot()
 	if err != nil {
-		t.Fatalf("find module root: %v", err)
+		return Server{}, fmt.Errorf("find module root: %w", err)
 	}
 	p := filepath.Join(root, Dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 	if _, err := os.Stat(p); err != nil {
-		missing(t, "@modelcontextprotocol/"+pkg+" is not installed (run scripts/deps.sh)")
+		return Server{}, fmt.Errorf("@modelcontextprotocol/%s is not installed (run scripts/deps.sh)", pkg)
 	}
-	return p
+	return Server{Command: node, Args: append([]string{p}, args...)}, nil
 }
 
 // missing skips the test, unless it runs in CI, where what the tests need
