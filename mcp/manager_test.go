@@ -344,3 +344,23 @@ func TestProxy_ServerRunsAsTheSandboxUserInTheWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pid, pgid, "each server leads its own process group")
 }
+
+func TestProxy_ForwardsCancellation(t *testing.T) {
+	p := newProxy(t, mcp.Options{})
+	assert.Empty(t, p.update(t, config("everything", mcptest.Everything(t))))
+	s := p.connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "trigger-long-running-operation",
+			Arguments: map[string]any{"duration": 60, "steps": 60}})
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { return status(p.m, "everything").Calls == 1 }, 30*time.Second, 5*time.Millisecond)
+	cancel()
+	assert.Error(t, <-errc)
+	// The proxy's own call to the server ends with it, long before the
+	// operation's minute is up.
+	require.Eventually(t, func() bool { return status(p.m, "everything").Calls == 0 }, 20*time.Second, 10*time.Millisecond)
+	assert.Contains(t, text(call(t, s, "echo", map[string]any{"message": "next"})), "next")
+}
