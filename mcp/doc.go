@@ -1,6 +1,6 @@
 // Package mcp is the sandbox's MCP proxy: it runs the stdio MCP servers the
 // host lists (POST /update_mcp_server), keeps them alive, and serves the
-// union of their tools and prompts over one SSE endpoint, which the host's
+// union of their tools, prompts and static resources over one SSE endpoint, which the host's
 // MCP client reaches at {runtime}/mcp/sse.
 //
 // What the host expects, read from OpenHands (openhands-ai 0.62.0 to 1.6.0,
@@ -18,7 +18,8 @@
 //     connects to that server directly, so its tools keep their names; with
 //     two or more it mounts each server on a composite server with the
 //     server's name as prefix, so tools and prompts are "<server>_<name>"
-//     (and resource URIs "proto://<server>/path"). The choice follows the
+//     (and resource URIs "proto://<server>/path"; resource templates are
+//     not forwarded). The choice follows the
 //     number of configured servers, not of running ones, and a server that
 //     fails is left out of the listing while the others answer.
 //   - Errors: a call that fails in the proxy (a dead or hung server, a

@@ -59,8 +59,9 @@ type Manager struct {
 // published is what the proxy currently offers, so a change can be applied
 // as a difference.
 type published struct {
-	tools   map[string]string // proxy tool name → fingerprint
-	prompts map[string]string
+	tools     map[string]string // proxy tool name → fingerprint
+	prompts   map[string]string
+	resources map[string]string // proxy URI → fingerprint
 }
 
 // NewManager returns a Manager with no servers.
@@ -88,12 +89,13 @@ func NewManager(opts Options) *Manager {
 		// Advertise tools and prompts even while no server offers any, so a
 		// client that connects early still lists them (and hears of changes).
 		Capabilities: &sdk.ServerCapabilities{
-			Tools:   &sdk.ToolCapabilities{ListChanged: true},
-			Prompts: &sdk.PromptCapabilities{ListChanged: true},
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
 		},
 	})
 	m.sse = newSSEHandler(m.proxy)
-	m.published = published{tools: map[string]string{}, prompts: map[string]string{}}
+	m.published = published{tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}}
 	return m
 }
 
@@ -227,12 +229,30 @@ func (m *Manager) publish() {
 		s *stdioServer
 		p *sdk.Prompt
 	}
+	type resourceEntry struct {
+		s   *stdioServer
+		r   *sdk.Resource
+		uri string
+	}
 	var addTools []toolEntry
 	var addPrompts []promptEntry
+	var addResources []resourceEntry
+	resources := map[string]string{}
 	for _, s := range servers {
 		s.mu.Lock()
-		sTools, sPrompts := s.tools, s.prompts
+		sTools, sPrompts, sResources := s.tools, s.prompts, s.resources
 		s.mu.Unlock()
+		for _, r := range sResources {
+			uri, ok := proxyURI(prefix, s.cfg.Name, r.URI)
+			if !ok {
+				continue
+			}
+			fp := fingerprint(s, r)
+			resources[uri] = fp
+			if m.published.resources[uri] != fp {
+				addResources = append(addResources, resourceEntry{s, r, uri})
+			}
+		}
 		for _, t := range sTools {
 			name := proxyName(prefix, s.cfg.Name, t.Name)
 			fp := fingerprint(s, t)
@@ -267,6 +287,21 @@ func (m *Manager) publish() {
 	if len(gonePrompts) > 0 {
 		m.proxy.RemovePrompts(gonePrompts...)
 	}
+	var goneResources []string
+	for uri := range m.published.resources {
+		if _, ok := resources[uri]; !ok {
+			goneResources = append(goneResources, uri)
+		}
+	}
+	if len(goneResources) > 0 {
+		m.proxy.RemoveResources(goneResources...)
+	}
+	for _, e := range addResources {
+		if err := m.addResource(e.uri, e.s, e.r); err != nil {
+			m.log.Warn("MCP resource not offered", "uri", e.uri, "error", err)
+			delete(resources, e.uri)
+		}
+	}
 	for _, e := range addTools {
 		name := proxyName(prefix, e.s.cfg.Name, e.t.Name)
 		if err := m.addTool(name, e.s, e.t); err != nil {
@@ -279,7 +314,7 @@ func (m *Manager) publish() {
 		p.Name = proxyName(prefix, e.s.cfg.Name, e.p.Name)
 		m.proxy.AddPrompt(&p, m.forwardPrompt(e.s, e.p.Name))
 	}
-	m.published = published{tools: tools, prompts: prompts}
+	m.published = published{tools: tools, prompts: prompts, resources: resources}
 }
 
 func proxyName(prefix bool, server, name string) string {
@@ -287,6 +322,52 @@ func proxyName(prefix bool, server, name string) string {
 		return server + "_" + name
 	}
 	return name
+}
+
+// proxyURI is a resource's URI on the proxy: with several servers the
+// server's name becomes the first path element, "proto://<server>/path",
+// as FastMCP prefixes them; a URI without "://" cannot be prefixed and is
+// left out.
+func proxyURI(prefix bool, server, uri string) (string, bool) {
+	if !prefix {
+		return uri, true
+	}
+	proto, path, ok := strings.Cut(uri, "://")
+	if !ok {
+		return "", false
+	}
+	return proto + "://" + server + "/" + path, true
+}
+
+// addResource offers one resource, read from its server on demand.
+func (m *Manager) addResource(uri string, s *stdioServer, r *sdk.Resource) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	pr := *r
+	pr.URI = uri
+	original := r.URI
+	m.proxy.AddResource(&pr, func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		session, err := s.current()
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+		defer cancel()
+		res, err := session.ReadResource(ctx, &sdk.ReadResourceParams{URI: original})
+		if err != nil {
+			return nil, fmt.Errorf("read %s from MCP server %s: %w", original, s.cfg.Name, err)
+		}
+		for _, c := range res.Contents {
+			if c != nil && c.URI == original {
+				c.URI = uri
+			}
+		}
+		return res, nil
+	})
+	return nil
 }
 
 // fingerprint identifies a tool or prompt of one server run, so a changed

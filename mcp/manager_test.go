@@ -171,6 +171,19 @@ func TestProxy_CallsToolsOfEachServer(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, prompts.Prompts)
 	assert.Contains(t, prompts.Prompts[0].Name, "everything_")
+
+	// And static resources, their URIs prefixed as FastMCP does:
+	// proto://<server>/path.
+	resources, err := s.ListResources(ctx, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, resources.Resources)
+	uri := resources.Resources[0].URI
+	assert.Regexp(t, `^[a-z]+://everything/`, uri)
+	read, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	require.NoError(t, err)
+	require.NotEmpty(t, read.Contents)
+	assert.Equal(t, uri, read.Contents[0].URI)
+	assert.True(t, read.Contents[0].Text != "" || len(read.Contents[0].Blob) > 0)
 }
 
 func TestProxy_ServerGetsSandboxEnvPlusItsOwn(t *testing.T) {

@@ -55,14 +55,15 @@ type stdioServer struct {
 	done    chan struct{} // closed when run returns
 	started chan struct{} // closed after the first start attempt
 
-	mu       sync.Mutex
-	state    string
-	err      string
-	restarts int
-	session  *sdk.ClientSession
-	cmd      *exec.Cmd
-	tools    []*sdk.Tool
-	prompts  []*sdk.Prompt
+	mu        sync.Mutex
+	state     string
+	err       string
+	restarts  int
+	session   *sdk.ClientSession
+	cmd       *exec.Cmd
+	tools     []*sdk.Tool
+	prompts   []*sdk.Prompt
+	resources []*sdk.Resource
 }
 
 func newStdioServer(m *Manager, cfg ServerConfig) *stdioServer {
@@ -148,8 +149,9 @@ func (s *stdioServer) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.m.opts.StartTimeout)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "action-server-mcp-proxy", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler:   func(context.Context, *sdk.ToolListChangedRequest) { s.relist() },
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { s.relist() },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { s.relist() },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { s.relist() },
 	})
 	// The transport closes stdin and waits for the process when the session
 	// ends; the group is ended by endProcess, so a short wait is enough.
@@ -164,43 +166,61 @@ func (s *stdioServer) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		s.endProcess(ctx)
 		return nil, fmt.Errorf("start %s: %w%s", s.cfg.Command, err, s.stderr.tail())
 	}
-	tools, prompts, err := list(cctx, session)
+	l, err := list(cctx, session)
 	if err != nil {
 		session.Close()
 		s.endProcess(ctx)
 		return nil, fmt.Errorf("list tools of %s: %w%s", s.cfg.Name, err, s.stderr.tail())
 	}
 	s.mu.Lock()
-	s.session, s.tools, s.prompts = session, tools, prompts
+	s.session, s.tools, s.prompts, s.resources = session, l.tools, l.prompts, l.resources
 	s.state, s.err = StateRunning, ""
 	s.mu.Unlock()
-	s.log.Info("MCP server running", "pid", cmd.Process.Pid, "tools", len(tools))
+	s.log.Info("MCP server running", "pid", cmd.Process.Pid, "tools", len(l.tools))
 	return session, nil
 }
 
-// list fetches every page of tools and prompts.
-func list(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, []*sdk.Prompt, error) {
-	var tools []*sdk.Tool
-	var prompts []*sdk.Prompt
+// listing is what one server offers.
+type listing struct {
+	tools     []*sdk.Tool
+	prompts   []*sdk.Prompt
+	resources []*sdk.Resource
+}
+
+// list fetches every page of tools, prompts and (static) resources.
+func list(ctx context.Context, session *sdk.ClientSession) (listing, error) {
+	var l listing
 	caps := session.InitializeResult().Capabilities
 	if caps == nil || caps.Tools != nil {
 		for t, err := range session.Tools(ctx, nil) {
 			if err != nil {
-				return nil, nil, err
+				return listing{}, err
 			}
-			tools = append(tools, t)
+			l.tools = append(l.tools, t)
 		}
 	}
+	// Prompts and resources are a courtesy; tools are what matters.
 	if caps != nil && caps.Prompts != nil {
 		for p, err := range session.Prompts(ctx, nil) {
 			if err != nil {
-				break // prompts are a courtesy; tools are what matters
+				break
 			}
-			prompts = append(prompts, p)
+			l.prompts = append(l.prompts, p)
 		}
 	}
-	return tools, prompts, nil
+	if caps != nil && caps.Resources != nil {
+		for r, err := range session.Resources(ctx, nil) {
+			if err != nil || len(l.resources) >= maxResources {
+				break
+			}
+			l.resources = append(l.resources, r)
+		}
+	}
+	return l, nil
 }
+
+// maxResources bounds the resources kept per server.
+const maxResources = 1000
 
 // relist refreshes the tools after the server said they changed.
 func (s *stdioServer) relist() {
@@ -213,14 +233,14 @@ func (s *stdioServer) relist() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.m.opts.StartTimeout)
 		defer cancel()
-		tools, prompts, err := list(ctx, session)
+		l, err := list(ctx, session)
 		if err != nil {
 			s.log.Warn("relist MCP server tools", "error", err)
 			return
 		}
 		s.mu.Lock()
 		if s.session == session {
-			s.tools, s.prompts = tools, prompts
+			s.tools, s.prompts, s.resources = l.tools, l.prompts, l.resources
 		}
 		s.mu.Unlock()
 		s.m.publish()
