@@ -107,35 +107,21 @@ func NewManager(opts Options) *Manager {
 func (m *Manager) Update(ctx context.Context, cfgs []ServerConfig) (string, error) {
 	m.updateMu.Lock()
 	defer m.updateMu.Unlock()
+	closed := fmt.Errorf("update MCP servers: manager is closed")
+
+	// Stop what goes first, so a changed server never runs twice at once.
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return "", fmt.Errorf("update MCP servers: manager is closed")
+		return "", closed
 	}
-	var stale, fresh []*stdioServer
-	next := make(map[string]*stdioServer, len(cfgs))
-	order := make([]string, 0, len(cfgs))
-	for _, c := range cfgs {
-		if old, ok := m.servers[c.Name]; ok && old.cfg.equal(c) {
-			next[c.Name] = old
-		} else {
-			s := newStdioServer(m, c)
-			next[c.Name] = s
-			fresh = append(fresh, s)
-		}
-		order = append(order, c.Name)
-	}
+	var stale []*stdioServer
 	for name, old := range m.servers {
-		if next[name] != old {
+		if i := slices.IndexFunc(cfgs, func(c ServerConfig) bool { return c.Name == name }); i < 0 || !old.cfg.equal(cfgs[i]) {
 			stale = append(stale, old)
 		}
 	}
-	m.servers, m.order = next, order
-	if len(cfgs) > 0 {
-		m.configured = true
-	}
 	m.mu.Unlock()
-
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.StopGrace+2*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -143,9 +129,32 @@ func (m *Manager) Update(ctx context.Context, cfgs []ServerConfig) (string, erro
 		wg.Go(func() { s.stop(stopCtx) })
 	}
 	wg.Wait()
-	for _, s := range fresh {
-		s.start()
+
+	// Start the new ones under the lock, so Close sees only started
+	// servers.
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return "", closed
 	}
+	var fresh []*stdioServer
+	next := make(map[string]*stdioServer, len(cfgs))
+	order := make([]string, 0, len(cfgs))
+	for _, c := range cfgs {
+		if old, ok := m.servers[c.Name]; ok && old.cfg.equal(c) {
+			next[c.Name] = old
+		} else {
+			s := startStdioServer(m, c)
+			next[c.Name] = s
+			fresh = append(fresh, s)
+		}
+		order = append(order, c.Name)
+	}
+	m.servers, m.order = next, order
+	if len(cfgs) > 0 {
+		m.configured = true
+	}
+	m.mu.Unlock()
 	m.publish() // names change with the number of servers
 
 	var failures []string

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -376,4 +377,52 @@ func TestProxy_ForwardsCancellation(t *testing.T) {
 	// operation's minute is up.
 	require.Eventually(t, func() bool { return status(p.m, "everything").Calls == 0 }, 20*time.Second, 10*time.Millisecond)
 	assert.Contains(t, text(call(t, s, "echo", map[string]any{"message": "next"})), "next")
+}
+
+func TestClose_DuringUpdateLeavesNothingRunning(t *testing.T) {
+	m := mcp.NewManager(mcp.Options{Dir: t.TempDir(), Env: os.Environ()})
+	ev := mcptest.Everything(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	updated := make(chan error, 1)
+	go func() {
+		_, err := m.Update(ctx, []mcp.ServerConfig{config("a", ev), config("b", ev)})
+		updated <- err
+	}()
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelClose()
+	require.NoError(t, m.Close(closeCtx))
+	select {
+	case <-updated: // done or refused; either way it returned
+	case <-ctx.Done():
+		t.Fatal("Update did not return after Close")
+	}
+	_, err := m.Update(ctx, []mcp.ServerConfig{config("a", ev)})
+	assert.ErrorContains(t, err, "closed")
+	assert.Empty(t, m.Status())
+	assert.Empty(t, childrenRunning(t, ev.Args[0]), "no server process may outlive Close")
+}
+
+// childrenRunning lists this process's children whose command line
+// mentions script and that have not exited.
+func childrenRunning(t *testing.T, script string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	require.NoError(t, err)
+	var found []string
+	for _, d := range dirs {
+		st, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		if len(f) < 2 || f[0] == "Z" || f[1] != fmt.Sprint(os.Getpid()) {
+			continue
+		}
+		if cmd, _ := os.ReadFile(d + "/cmdline"); strings.Contains(string(cmd), script) {
+			found = append(found, d)
+		}
+	}
+	return found
 }

@@ -66,17 +66,14 @@ type stdioServer struct {
 	resources []*sdk.Resource
 }
 
-func newStdioServer(m *Manager, cfg ServerConfig) *stdioServer {
+// startStdioServer starts supervising a server in the background.
+func startStdioServer(m *Manager, cfg ServerConfig) *stdioServer {
 	log := m.log.With("mcp_server", cfg.Name)
-	return &stdioServer{cfg: cfg, m: m, log: log, stderr: newStderrLog(log),
-		done: make(chan struct{}), started: make(chan struct{}), state: StateStarting}
-}
-
-// start runs the supervision loop in the background.
-func (s *stdioServer) start() {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s := &stdioServer{cfg: cfg, m: m, log: log, stderr: newStderrLog(log), cancel: cancel,
+		done: make(chan struct{}), started: make(chan struct{}), state: StateStarting}
 	go s.run(ctx)
+	return s
 }
 
 func (s *stdioServer) run(ctx context.Context) {
@@ -141,6 +138,9 @@ func (s *stdioServer) setFailed(err error) {
 // connect starts the process and completes the MCP handshake and the first
 // listing within the start timeout.
 func (s *stdioServer) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped before it started
+	}
 	cmd, err := s.command()
 	if err != nil {
 		return nil, err
