@@ -86,7 +86,7 @@ func measureMCP(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) 
 			Ratio: benchkit.Ratio(float64(p50), float64(f50))},
 		{Metric: "MCP tools/call echo through /mcp/sse p99", Value: benchkit.Ms(p99), Floor: benchkit.Ms(f99),
 			Ratio: benchkit.Ratio(float64(p99), float64(f99))},
-		{Metric: "server benchkit.RSS per stdio MCP server held (node's own not counted)", Value: fmt.Sprintf("%.0f kB", float64(perServer)/1024)},
+		{Metric: "server RSS per stdio MCP server held (node's own not counted)", Value: fmt.Sprintf("%.0f kB", float64(perServer)/1024)},
 	}, nil
 }
 
