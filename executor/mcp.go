@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -12,15 +13,27 @@ import (
 // MCPServerConfig is one stdio MCP server the host asks for.
 type MCPServerConfig = mcp.ServerConfig
 
-// MCPConfigError is an entry of an MCP update that the rules refuse.
-type MCPConfigError = mcp.ConfigError
-
-// ErrMCPNotList is ParseMCPServers' answer to a body that is not a list.
-var ErrMCPNotList = mcp.ErrNotList
+// Errors of ParseMCPServers, both of KindInvalid.
+var (
+	// ErrMCPNotList: the body is not a JSON list.
+	ErrMCPNotList = sentinel(KindInvalid, mcp.ErrNotList)
+	// ErrMCPConfig: an entry breaks upstream's rules (its name, its
+	// command); the error's text says which and why.
+	ErrMCPConfig = sentinel(KindInvalid, errors.New("invalid MCP server config"))
+)
 
 // ParseMCPServers decodes and validates the host's list of stdio MCP
-// servers: ErrMCPNotList, or a *MCPConfigError for a refused entry.
-func ParseMCPServers(data []byte) ([]MCPServerConfig, error) { return mcp.ParseConfigs(data) }
+// servers with upstream's rules.
+func ParseMCPServers(data []byte) ([]MCPServerConfig, error) {
+	cfgs, err := mcp.ParseConfigs(data)
+	switch {
+	case errors.Is(err, mcp.ErrNotList):
+		return nil, ErrMCPNotList.with(err)
+	case err != nil:
+		return nil, ErrMCPConfig.with(err)
+	}
+	return cfgs, nil
+}
 
 // newMCP makes the MCP proxy: the servers run as the shells do, as the
 // sandbox user in the workspace with the sandbox's environment.
