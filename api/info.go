@@ -9,6 +9,9 @@ type ServerInfo struct {
 	// Plugins are the plugins' states, also while they start (an addition
 	// to upstream's report; [] when none).
 	Plugins []PluginStatus `json:"plugins"`
+	// MCPServers are the stdio MCP servers behind /mcp/sse (an addition
+	// to upstream's report; [] when none).
+	MCPServers []MCPServerStatus `json:"mcp_servers"`
 	// Runtime counts what a leak would grow (an addition to upstream's
 	// report).
 	Runtime RuntimeStats `json:"runtime"`

@@ -21,6 +21,7 @@ import (
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
 	"github.com/actionserver/actionserver/internal/chown"
+	"github.com/actionserver/actionserver/mcp"
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// Plugins are the started plugins (jupyter serves run_ipython); the
 	// executor stops them on Close. Nil means none.
 	Plugins *plugins.Set
+	// MCPTimeout bounds one call to a stdio MCP server through the
+	// proxy; default 120 s.
+	MCPTimeout time.Duration
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 	// Started is when the server started, from which uptime and, until the
@@ -72,6 +76,7 @@ type Executor struct {
 
 	browser  *browser.Browser
 	editor   *files.Editor
+	mcp      *mcp.Manager
 	watchers files.Watchers
 
 	mu       sync.Mutex
@@ -109,6 +114,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	}
 	e.browser = browser.New(bo)
 	e.editor = &files.Editor{WorkspaceRoot: opts.WorkDir, Owner: e.fileOwner()}
+	e.mcp = e.newMCP()
 	return e, nil
 }
 
@@ -204,6 +210,11 @@ func (e *Executor) Close(ctx context.Context) {
 		if err := e.opts.Plugins.Stop(pctx); err != nil {
 			e.log.Warn("stop plugins", "error", err)
 		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		e.closeMCP(ctx, wait)
 	}()
 	for _, s := range sessions {
 		wg.Add(1)

@@ -37,4 +37,30 @@ fi
 # The same script installs the VS Code server into runtime images.
 $SUDO "$(dirname "$0")/install-code-server.sh"
 
+# ---- MCP servers (mcp/, server/ tests) --------------------------------------
+# The reference MCP servers, pinned with their whole dependency tree by
+# scripts/mcp-servers/package-lock.json, installed into a gitignored prefix
+# in the checkout. npm runs only when the installed versions differ.
+mcp_src="$(cd "$(dirname "$0")" && pwd)/mcp-servers"
+mcp_dst="$(dirname "$mcp_src")/../.deps/mcp-servers"
+mcp_installed() {
+	local pkg want got
+	for pkg in server-everything server-filesystem; do
+		want=$(sed -n "s|.*\"@modelcontextprotocol/$pkg\": \"\([^\"]*\)\".*|\1|p" "$mcp_src/package.json")
+		got=$(sed -n 's|^  "version": "\([^"]*\)".*|\1|p' "$mcp_dst/node_modules/@modelcontextprotocol/$pkg/package.json" 2>/dev/null || true)
+		[[ -n $want && $want == "$got" ]] || return 1
+	done
+}
+if ! mcp_installed; then
+	if ! command -v npm >/dev/null; then
+		echo "deps: npm is missing; the MCP tests need Node.js 20 or later" >&2
+		exit 1
+	fi
+	echo "deps: installing the MCP test servers into .deps/mcp-servers" >&2
+	mkdir -p "$mcp_dst"
+	cp "$mcp_src/package.json" "$mcp_src/package-lock.json" "$mcp_dst/"
+	(cd "$mcp_dst" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+	mcp_installed
+fi
+
 echo "deps: ok" >&2

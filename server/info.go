@@ -20,11 +20,13 @@ func (s *Server) alive(c *gin.Context) {
 // serverInfo reports uptime, idle time and resources. It never waits for
 // actions, so it answers while a command runs.
 func (s *Server) serverInfo(c *gin.Context) {
-	info := api.ServerInfo{Resources: s.resources(), Plugins: []api.PluginStatus{}, Runtime: runtimeStats()}
+	info := api.ServerInfo{Resources: s.resources(), Plugins: []api.PluginStatus{},
+		MCPServers: []api.MCPServerStatus{}, Runtime: runtimeStats()}
 	if e := s.exec.Load(); e != nil {
 		info.Uptime = e.Uptime().Seconds()
 		info.IdleTime = e.IdleTime().Seconds()
 		info.Plugins = e.PluginStatuses()
+		info.MCPServers = e.MCPServers()
 	} else {
 		// Still starting: nothing has run, so idle equals uptime.
 		info.Uptime = sinceSeconds(s.started)

@@ -19,7 +19,7 @@ var openPaths = map[string]bool{"/alive": true, "/server_info": true}
 // auth checks the session API key before routing, so unknown paths are
 // refused too and nothing reveals which routes exist.
 func (s *Server) auth(c *gin.Context) {
-	if s.opts.APIKey == "" || openPaths[c.Request.URL.Path] {
+	if s.opts.APIKey == "" || openPaths[c.Request.URL.Path] || mcpPaths[c.Request.URL.Path] {
 		c.Next()
 		return
 	}

@@ -113,6 +113,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/list_files", s.listFiles)
 	r.GET("/watch", s.watch)
 	r.GET("/vscode/connection_token", s.vscodeToken)
+	s.mcpRoutes(r)
 
 	r.GET("/sessions", s.listSessions)
 	r.POST("/sessions", s.createSession)

@@ -170,6 +170,14 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 		}
 		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
 	}
+	var mcpTimeout time.Duration
+	if v := os.Getenv("MCP_CALL_TIMEOUT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("MCP_CALL_TIMEOUT=%q is not a positive integer", v)
+		}
+		mcpTimeout = time.Duration(n) * time.Second
+	}
 	env := shellEnv(u)
 	set, err := startPlugins(ctx, pluginRegistry(cfg.Host), cfg.Plugins, plugins.Env{
 		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
@@ -195,6 +203,7 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
+		MCPTimeout:    mcpTimeout,
 		Logger:        log,
 	})
 	if err != nil {

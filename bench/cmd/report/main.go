@@ -49,6 +49,7 @@ func scenarios() []scenario {
 		{"file transfer", measureFileTransfer},
 		{"ipython", measureIPython},
 		{"browser", measureBrowser},
+		{"mcp", measureMCP},
 	}
 }
 
@@ -119,6 +120,10 @@ Notes:
 - Start-up and memory rows have no floor: nothing cheaper does the same
   work. The transfer floor is a minimal net/http server streaming the same
   bytes to and from a file.
+- The MCP floor is the same echo call made directly to a second copy of
+  the everything server over stdio; the proxy adds an HTTP POST, an SSE
+  event and its own stdio hop. Node's memory for each MCP server is the
+  server's own and is not counted in the per-server row.
 `
 
 func render(rows []benchkit.Row) string {

@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/actionserver/actionserver/api"
+	"github.com/actionserver/actionserver/mcp"
+)
+
+// MCPServerConfig is one stdio MCP server the host asks for.
+type MCPServerConfig = mcp.ServerConfig
+
+// Errors of ParseMCPServers, both of KindInvalid.
+var (
+	// ErrMCPNotList: the body is not a JSON list.
+	ErrMCPNotList = sentinel(KindInvalid, mcp.ErrNotList)
+	// ErrMCPConfig: an entry breaks upstream's rules (its name, its
+	// command); the error's text says which and why.
+	ErrMCPConfig = sentinel(KindInvalid, errors.New("invalid MCP server config"))
+)
+
+// ParseMCPServers decodes and validates the host's list of stdio MCP
+// servers with upstream's rules.
+func ParseMCPServers(data []byte) ([]MCPServerConfig, error) {
+	cfgs, err := mcp.ParseConfigs(data)
+	switch {
+	case errors.Is(err, mcp.ErrNotList):
+		return nil, ErrMCPNotList.with(err)
+	case err != nil:
+		return nil, ErrMCPConfig.with(err)
+	}
+	return cfgs, nil
+}
+
+// newMCP makes the MCP proxy: the servers run as the shells do, as the
+// sandbox user in the workspace with the sandbox's environment.
+func (e *Executor) newMCP() *mcp.Manager {
+	return mcp.NewManager(mcp.Options{
+		Credential:  e.opts.Credential,
+		Dir:         e.opts.WorkDir,
+		Env:         e.opts.Env,
+		Logger:      e.log.With("component", "mcp"),
+		CallTimeout: e.opts.MCPTimeout,
+	})
+}
+
+// UpdateMCPServers replaces the stdio MCP servers behind the proxy and
+// returns a log naming each that failed to start, and why ("" when all
+// started).
+func (e *Executor) UpdateMCPServers(ctx context.Context, servers []MCPServerConfig) (string, error) {
+	return e.mcp.Update(ctx, servers)
+}
+
+// MCPHandler serves the MCP proxy (GET .../sse, POST .../messages/), or is
+// nil until an update has named a server, as upstream mounts it only then.
+func (e *Executor) MCPHandler() http.Handler {
+	if !e.mcp.Configured() {
+		return nil
+	}
+	return e.mcp.Handler()
+}
+
+// MCPServers returns the stdio MCP servers' states.
+func (e *Executor) MCPServers() []api.MCPServerStatus {
+	sts := e.mcp.Status()
+	out := make([]api.MCPServerStatus, len(sts))
+	for i, st := range sts {
+		out[i] = api.MCPServerStatus{Name: st.Name, Command: st.Command, State: mcpState(st.State),
+			PID: st.PID, Tools: st.Tools, Calls: st.Calls, Restarts: st.Restarts, Error: st.Error}
+	}
+	return out
+}
+
+// mcpState names a server's state on the wire, so a rename inside mcp/
+// cannot change what clients receive.
+func mcpState(s string) api.MCPServerState {
+	switch s {
+	case mcp.StateStarting:
+		return api.MCPStarting
+	case mcp.StateRunning:
+		return api.MCPRunning
+	case mcp.StateRestarting:
+		return api.MCPRestarting
+	}
+	return api.MCPStopped
+}
+
+// closeMCP stops the MCP servers: they get wait to exit after SIGTERM
+// (bounded by the manager's own grace) and a second more to be killed;
+// like the plugins' stop, this is not cut short with ctx, which would
+// leave processes behind.
+func (e *Executor) closeMCP(ctx context.Context, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+time.Second)
+	defer cancel()
+	if err := e.mcp.Close(ctx); err != nil {
+		e.log.Warn("stop MCP servers", "error", err)
+	}
+}
