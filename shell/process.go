@@ -36,6 +36,8 @@ type process struct {
 	userUID  int
 	userGIDs []int
 
+	cmdOut *cmdFile // cmdFile, open for writing
+
 	exited     chan struct{} // closed once bash has exited and been reaped
 	exitStatus int           // valid after exited: exit code, or 128+signal
 	readerDone chan struct{}
@@ -160,6 +162,7 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 	}()
 	p.dir = sessDir
 	p.cmdFile = filepath.Join(sessDir, "command")
+	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, uid: p.uid, gid: p.gid}
 	if p.uid >= 0 {
 		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
 			return fmt.Errorf("session directory owner: %w", err)
@@ -541,23 +544,9 @@ func (p *process) repeatInterrupt(c *Command) {
 	}
 }
 
-// writeCommandFile stores the command bash will read. The directory is
-// re-created if something removed it (agents do clean /tmp).
+// writeCommandFile stores the command bash will read.
 func (p *process) writeCommandFile(text string) error {
-	if _, err := os.Stat(p.dir); err != nil {
-		if err := os.MkdirAll(p.dir, 0o700); err != nil {
-			return fmt.Errorf("re-create session directory: %w", err)
-		}
-		if p.uid >= 0 {
-			if err := os.Chown(p.dir, p.uid, p.gid); err != nil {
-				return fmt.Errorf("session directory owner: %w", err)
-			}
-		}
-	}
-	if err := os.WriteFile(p.cmdFile, []byte(text), 0o644); err != nil {
-		return fmt.Errorf("write command file: %w", err)
-	}
-	return nil
+	return p.cmdOut.write(text)
 }
 
 // write sends bytes to the terminal's input. A program that stops reading
@@ -595,6 +584,7 @@ func (p *process) close(ctx context.Context) {
 	if p.settleT != nil {
 		p.settleT.Stop()
 	}
+	p.cmdOut.close()
 	os.RemoveAll(p.dir)
 }
 
