@@ -26,6 +26,9 @@ type ring struct {
 // few blocks, small enough that a short output costs little.
 const ringBlock = 64 << 10
 
+// firstBlock is the smallest first storage block.
+const firstBlock = 1 << 10
+
 func newRing(limit int) *ring {
 	return &ring{limit: max(limit, 1), block: ringBlock}
 }
@@ -45,7 +48,22 @@ func (r *ring) Write(p []byte) {
 	}
 	// Until the storage reaches the limit nothing is overwritten, so the
 	// bytes kept start at index 0 and new blocks simply go at the end.
-	for r.room < min(r.size+len(p), r.limit) {
+	for need := min(r.size+len(p), r.limit); r.room < need; {
+		if len(r.blocks) <= 1 && r.room < r.block {
+			// The first block grows by doubling up to a whole block:
+			// most commands print a line or two, and a full block for
+			// each would make every short command allocate 64 KiB.
+			n := min(max(firstBlock, 2*r.room, need), r.block, r.limit)
+			b := make([]byte, n)
+			if len(r.blocks) == 1 {
+				copy(b, r.blocks[0][:r.size]) // nothing wrapped yet: head is 0
+				r.blocks[0] = b
+			} else {
+				r.blocks = append(r.blocks, b)
+			}
+			r.room = n
+			continue
+		}
 		n := min(r.block, r.limit-r.room)
 		r.blocks = append(r.blocks, make([]byte, n))
 		r.room += n
