@@ -21,6 +21,9 @@ func SplitCommands(text string) []string {
 	if strings.TrimSpace(text) == "" {
 		return []string{""}
 	}
+	if plainCommand(text) {
+		return []string{text}
+	}
 	f, err := syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash)).
 		Parse(strings.NewReader(text), "")
 	if err != nil || len(f.Stmts) <= 1 {
@@ -63,6 +66,9 @@ func SplitCommands(text string) []string {
 // (quote, compound command), which bash reports as an "unexpected EOF"
 // error.
 func examineInput(text string) (open []heredocStop, incomplete bool) {
+	if plainCommand(text) {
+		return nil, false
+	}
 	_, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
 	if err == nil {
 		return nil, false
