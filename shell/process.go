@@ -140,7 +140,9 @@ func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 // spawn makes the session directory and the terminal, then starts bash on
 // the terminal. When it fails, it leaves nothing behind.
 func (p *process) spawn(opts *Options, dir string) (err error) {
-	sweepOnce.Do(func() { sweepStaleDirs(opts.TempDir) })
+	// In the background: it reads the whole of /tmp, and the first
+	// shell is what start-up waits for.
+	sweepOnce.Do(func() { go sweepStaleDirs(opts.TempDir) })
 	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
 		return fmt.Errorf("session directory: %w", err)

@@ -83,17 +83,26 @@ func run(args []string) int {
 	}
 
 	// Agents find it through browser.ServerURLFile; it answers on loopback
-	// only, whether or not the browser is enabled, as upstream's does.
+	// only, whether or not the browser is enabled, as upstream's does. It
+	// starts while the shell does (writing its file alone takes about a
+	// millisecond), and is up before the server reports ready.
 	urlFile := browser.ServerURLFile
 	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
 		urlFile = v // several servers on one machine need their own
 	}
-	viewer, err := browser.StartFileViewer(cfg.Port, urlFile, log)
-	if err != nil {
-		log.Warn("file viewer not started", "error", err)
-	} else {
-		defer viewer.Close()
-	}
+	viewerStarted := make(chan *browser.FileViewer, 1)
+	go func() {
+		viewer, err := browser.StartFileViewer(cfg.Port, urlFile, log)
+		if err != nil {
+			log.Warn("file viewer not started", "error", err)
+		}
+		viewerStarted <- viewer
+	}()
+	defer func() {
+		if viewer := <-viewerStarted; viewer != nil {
+			viewer.Close()
+		}
+	}()
 
 	// Listen before setting up, so the host's readiness probe gets a 503
 	// rather than a refused connection while the shell starts.
@@ -123,6 +132,8 @@ func run(args []string) int {
 		log.Error("start-up failed", "error", err)
 		return 1
 	}
+	viewer := <-viewerStarted
+	viewerStarted <- viewer // for the deferred Close
 	srv.SetReady(exec)
 	log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
 
