@@ -120,6 +120,8 @@ type Session struct {
 	initial Metadata
 	history []*Command // recent commands, oldest first
 	started time.Time
+
+	pipes pipeSet // piped commands running (see StartPipe)
 }
 
 // Start starts a session and waits until bash is ready for commands.
@@ -174,9 +176,15 @@ func (s *Session) Close(ctx context.Context) {
 	p := s.proc
 	s.proc = nil
 	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.pipes.closeAll(ctx)
+	}()
 	if p != nil {
 		p.close(ctx)
 	}
+	<-done
 }
 
 // acquire waits for the session to be free of other requests.
