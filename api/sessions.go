@@ -91,6 +91,11 @@ type CreateSessionRequest struct {
 // StartCommandRequest is the body of POST /sessions/{id}/commands.
 type StartCommandRequest struct {
 	Command string `json:"command"`
+	// Pipe runs it outside the terminal, its output on a pipe; Cwd and
+	// Env (added to the session's environment) apply to it only.
+	Pipe bool              `json:"pipe,omitempty"`
+	Cwd  string            `json:"cwd,omitempty"`
+	Env  map[string]string `json:"env,omitempty"`
 }
 
 // InputRequest is the body of POST /sessions/{id}/input: either Text (with
@@ -105,6 +110,9 @@ type InputRequest struct {
 // or SIGKILL (the "SIG" may be left out, and case does not matter).
 type SignalRequest struct {
 	Signal string `json:"signal"`
+	// Command names a running piped command to signal; without it, the
+	// terminal's command is.
+	Command *int64 `json:"command,omitempty"`
 }
 
 // ResizeRequest is the body of POST /sessions/{id}/resize.

@@ -229,15 +229,24 @@ var signals = map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": sys
 // Signal sends SIGINT, SIGTERM or SIGKILL (named with or without "SIG", in
 // any case) to the running command's process group; the shell survives.
 func (s *Session) Signal(name string) error {
+	sig, err := signalByName(name)
+	if err != nil {
+		return err
+	}
+	return controlError(s.sh.Signal(sig))
+}
+
+// signalByName resolves a signal name as Signal takes it.
+func signalByName(name string) (syscall.Signal, error) {
 	name = strings.ToUpper(name)
 	if !strings.HasPrefix(name, "SIG") {
 		name = "SIG" + name
 	}
 	sig, ok := signals[name]
 	if !ok {
-		return ErrUnknownSignal
+		return 0, ErrUnknownSignal
 	}
-	return controlError(s.sh.Signal(sig))
+	return sig, nil
 }
 
 // Resize sets the terminal size; programs get SIGWINCH.

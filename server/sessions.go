@@ -74,7 +74,16 @@ func (s *Server) startCommand(c *gin.Context) {
 	if !s.bindJSON(c, &req, false) {
 		return
 	}
-	cmd, err := sess.Start(c.Request.Context(), req.Command)
+	var cmd *executor.Command
+	var err error
+	switch {
+	case req.Pipe:
+		cmd, err = sess.StartPipe(c.Request.Context(), req.Command, req.Cwd, req.Env)
+	case req.Cwd != "" || len(req.Env) > 0:
+		err = executor.ErrPipeOnly
+	default:
+		cmd, err = sess.Start(c.Request.Context(), req.Command)
+	}
 	if err != nil {
 		fail(c, err)
 		return
@@ -140,6 +149,10 @@ func (s *Server) sendSignal(c *gin.Context) {
 	}
 	var req api.SignalRequest
 	if !s.bindJSON(c, &req, false) {
+		return
+	}
+	if req.Command != nil {
+		controlResult(c, sess.SignalPipe(*req.Command, req.Signal))
 		return
 	}
 	controlResult(c, sess.Signal(req.Signal))

@@ -207,7 +207,7 @@ func (a *app) waitCmd() *cobra.Command {
 
 func (a *app) execCmd() *cobra.Command {
 	var opts client.RunOptions
-	var followOut bool
+	var followOut, pipe bool
 	var session string
 	c := &cobra.Command{
 		Use:   "exec COMMAND",
@@ -223,18 +223,25 @@ lines: {"event":"output","offset":N,"next":M,"data":"..."} for each piece
 of output, {"event":"lost","offset":N,"lost":K} when the server dropped K
 bytes before offset N, and last {"event":"exit","command":{...}} with the
 command's final state (or an {"error":...} object). Notes about dropped
-connections go to standard error.`,
+connections go to standard error.
+
+--pipe runs COMMAND outside the terminal, by bash -c in the session's
+directory and environment, its output and errors on a pipe, and follows it
+as --follow does: many times faster for bulk output (builds, logs, data),
+but what it changes (cd, variables) does not persist, and programs see no
+terminal (no colours, no progress bars, no input).`,
 		Example: `  actionctl exec 'make test'
   actionctl exec --timeout 10m --blocking 'npm ci'
   actionctl exec --input C-c
-  actionctl exec --follow 'pytest -x'    # live output; Ctrl-C interrupts the remote command`,
+  actionctl exec --follow 'pytest -x'    # live output; Ctrl-C interrupts the remote command
+  actionctl exec --pipe 'cat big.log'    # bulk output, outside the terminal`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if followOut {
-				return a.follow(cmd.Context(), session, args[0])
+			if followOut || pipe {
+				return a.follow(cmd.Context(), session, args[0], pipe)
 			}
 			if session != client.DefaultSession {
-				return &usageError{errors.New("--session needs --follow (run actions use the default session)")}
+				return &usageError{errors.New("--session needs --follow or --pipe (run actions use the default session)")}
 			}
 			obs, err := a.client().Run(cmd.Context(), args[0], opts)
 			if err != nil {
@@ -272,7 +279,8 @@ connections go to standard error.`,
 	c.Flags().BoolVar(&opts.IsInput, "input", false, "send COMMAND as input to the running command (C-c etc. as keys)")
 	c.Flags().BoolVar(&opts.Static, "static", false, "run in a fresh shell")
 	c.Flags().BoolVarP(&followOut, "follow", "f", false, "stream the output live until the command ends (resumes after dropped connections)")
-	c.Flags().StringVar(&session, "session", client.DefaultSession, "session to run in (with --follow)")
+	c.Flags().BoolVar(&pipe, "pipe", false, "run outside the terminal, output on a pipe (fast bulk output; implies --follow)")
+	c.Flags().StringVar(&session, "session", client.DefaultSession, "session to run in (with --follow or --pipe)")
 	return c
 }
 

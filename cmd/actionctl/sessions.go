@@ -25,11 +25,24 @@ import (
 // follow runs a command through the sessions API and prints its output
 // live. The stream resumes by itself after a dropped connection; Ctrl-C
 // sends SIGINT to the remote command (twice: give up waiting).
-func (a *app) follow(ctx context.Context, session, command string) error {
+//
+// With pipe the command runs outside the terminal (client.StartPipe).
+func (a *app) follow(ctx context.Context, session, command string, pipe bool) error {
 	cl := a.client()
-	cmd, err := cl.StartCommand(ctx, session, command)
+	start, interrupt := cl.StartCommand, cl.Signal
+	if pipe {
+		start = func(ctx context.Context, session, command string) (*api.Command, error) {
+			return cl.StartPipe(ctx, session, command, client.PipeOptions{})
+		}
+	}
+	cmd, err := start(ctx, session, command)
 	if err != nil {
 		return err
+	}
+	if pipe {
+		interrupt = func(ctx context.Context, session, signal string) error {
+			return cl.SignalPipe(ctx, session, cmd.ID, signal)
+		}
 	}
 	var interrupted atomic.Bool
 	interrupts := make(chan os.Signal, 2)
@@ -47,7 +60,7 @@ func (a *app) follow(ctx context.Context, session, command string) error {
 				return
 			}
 			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := cl.Signal(sctx, session, "SIGINT"); err != nil {
+			if err := interrupt(sctx, session, "SIGINT"); err != nil {
 				fmt.Fprintln(a.stderr, "actionctl: interrupt:", err)
 			}
 			scancel()
