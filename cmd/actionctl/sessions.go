@@ -70,6 +70,9 @@ func (a *app) follow(ctx context.Context, session, command string, pipe bool) er
 	if a.json {
 		return a.followJSON(ctx, cl, session, cmd.ID, &interrupted)
 	}
+	if pipe {
+		return a.followRaw(ctx, cl, session, cmd.ID, &interrupted)
+	}
 	tty := isTerminal(a.stdout)
 	tailShown := false
 	clearTail := func() {
