@@ -1,0 +1,6 @@
+//go:build !linux
+
+package server
+
+// releaseBinaryPages is a no-op where /proc/self/maps is not there.
+func releaseBinaryPages() {}
