@@ -130,6 +130,7 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 		c.finished = time.Now()
 		close(c.done)
 		c.notify()
+		s.opts.Budget.add(c, c.out.size)
 		c.proc.mu.Unlock()
 	}()
 	return c, nil

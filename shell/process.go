@@ -36,7 +36,8 @@ type process struct {
 	userUID  int
 	userGIDs []int
 
-	cmdOut *cmdFile // cmdFile, open for writing
+	cmdOut *cmdFile      // cmdFile, open for writing
+	budget *OutputBudget // told of each finished command's output
 
 	exited     chan struct{} // closed once bash has exited and been reaped
 	exitStatus int           // valid after exited: exit code, or 128+signal
@@ -165,6 +166,7 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 	p.dir = sessDir
 	p.cmdFile = filepath.Join(sessDir, "command")
 	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, uid: p.uid, gid: p.gid}
+	p.budget = opts.Budget
 	if p.uid >= 0 {
 		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
 			return fmt.Errorf("session directory owner: %w", err)
@@ -393,6 +395,7 @@ func (p *process) onPrompt() {
 		p.started = false
 		close(c.done)
 		c.notify()
+		p.budget.add(c, c.out.size)
 	}
 }
 
@@ -450,6 +453,7 @@ func (p *process) finishOnDeath() {
 		p.cur = nil
 		close(c.done)
 		c.notify()
+		p.budget.add(c, c.out.size)
 	}
 	for sub := range p.raw {
 		sub.close()

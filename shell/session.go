@@ -44,6 +44,9 @@ type Options struct {
 	MaxOutputChars int
 	// Logger receives the session's diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// Budget, when set, bounds the finished commands' output across every
+	// session sharing it; nil means no bound beyond OutputLimit.
+	Budget *OutputBudget
 }
 
 func (o *Options) setDefaults() error {

@@ -173,7 +173,11 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 			_ = os.Chown(dl, u.UID, u.GID)
 		}
 	}
-	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer}
+	budget := cfg.OutputBudget
+	if budget == 0 {
+		budget = serverflags.DefaultOutputBudget
+	}
+	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget))}
 	if v := os.Getenv("NO_CHANGE_TIMEOUT_SECONDS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -22,9 +22,16 @@ type Config struct {
 	BrowserEager  bool // start Chromium at start-up, not on the first browser action
 	EvalEnv       string
 	OutputBuffer  int // bytes of output kept per command; 0: the default
+	// OutputBudget bounds the output finished commands keep, across all
+	// sessions, the oldest dropped first; 0: DefaultOutputBudget.
+	OutputBudget int
 	ShowVersion   bool
 	ShowHelp      bool
 }
+
+// DefaultOutputBudget is the default of --output-budget: eight commands'
+// worth of the default --output-buffer.
+const DefaultOutputBudget = 64 << 20
 
 // Usage is the help text printed for --help and after a command-line error.
 const Usage = `Usage: action-server [PORT] [flags]
@@ -44,6 +51,8 @@ Flags (OpenHands' command line is accepted as is):
   --browser-eager            start the browser at start-up, not on the first browser action
   --browsergym-eval-env ENV  BrowserGym evaluation environment
   --output-buffer SIZE       output kept per command, e.g. 8M (default), 64M, 512K
+  --output-budget SIZE       output kept by finished commands, all sessions together
+                             (default 64M); the oldest is dropped first
   --version                  print the version and exit
 
 Environment: SESSION_API_KEY, NO_CHANGE_TIMEOUT_SECONDS, INIT_PLUGIN_TIMEOUT,
@@ -138,7 +147,12 @@ func Parse(args []string) (Config, error) {
 		case "--output-buffer":
 			var v string
 			if v, err = next(); err == nil {
-				c.OutputBuffer, err = parseSize(v)
+				c.OutputBuffer, err = parseSize(name, v)
+			}
+		case "--output-budget":
+			var v string
+			if v, err = next(); err == nil {
+				c.OutputBudget, err = parseSize(name, v)
 			}
 		case "--version":
 			c.ShowVersion = true
@@ -162,7 +176,7 @@ func Parse(args []string) (Config, error) {
 
 // parseSize reads a byte count with an optional K, M or G suffix (powers
 // of 1024).
-func parseSize(s string) (int, error) {
+func parseSize(flag, s string) (int, error) {
 	mult := 1
 	switch strings.ToUpper(s[len(s)-min(1, len(s)):]) {
 	case "K":
@@ -177,7 +191,7 @@ func parseSize(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 || n > (1<<40)/mult {
-		return 0, fmt.Errorf("--output-buffer: %q is not a size like 8M", s)
+		return 0, fmt.Errorf("%s: %q is not a size like 8M", flag, s)
 	}
 	return n * mult, nil
 }

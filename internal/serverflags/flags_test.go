@@ -28,6 +28,8 @@ func TestParse(t *testing.T) {
 		{"defaults", "", Config{Port: 8000, Host: "0.0.0.0", UserID: -1, EnableBrowser: true}},
 		{"output buffer", "1 --output-buffer 64M",
 			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBuffer: 64 << 20}},
+		{"output budget", "1 --output-budget=1G",
+			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBudget: 1 << 30}},
 		{"browser eager", "1 --browser-eager",
 			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, BrowserEager: true}},
 		{"eval env", "1 --browsergym-eval-env miniwob.click",
@@ -51,6 +53,7 @@ func TestParse_Errors(t *testing.T) {
 		{"--user-id x", "is not a user id"},
 		{"--plugins", "--plugins needs at least one name"},
 		{"--output-buffer 8X", "is not a size"},
+		{"--output-budget 0", "--output-budget: \"0\" is not a size"},
 		{"--browser-eager=yes", "flag --browser-eager takes no value"},
 		{"--no-enable-browser --browsergym-eval-env x", "Browser environment is not enabled in config, but browsergym_eval_env is set"},
 	}
