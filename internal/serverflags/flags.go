@@ -22,9 +22,7 @@ type Config struct {
 	BrowserEager  bool // start Chromium at start-up, not on the first browser action
 	EvalEnv       string
 	OutputBuffer  int // bytes of output kept per command; 0: the default
-	// OutputBudget bounds the output finished commands keep, across all
-	// sessions, the oldest dropped first; 0: DefaultOutputBudget.
-	OutputBudget int
+	OutputBudget  int // finished commands' output kept, all sessions; 0: DefaultOutputBudget
 	ShowVersion   bool
 	ShowHelp      bool
 }
