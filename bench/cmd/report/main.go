@@ -41,9 +41,13 @@ func scenarios() []scenario {
 		{"http floor", measureHTTPFloor},
 		{"shell round trip", measureShellLatency},
 		{"start-up and idle memory", measureStartup},
+		{"start to first result", measureStartToFirstResult},
 		{"memory after 10,000 actions", measureMemoryAfterActions},
+		{"memory comes back", measureMemoryComesBack},
 		{"big output", measureBigOutput},
+		{"pipe mode", measurePipeBulkOutput},
 		{"stream", measureStream},
+		{"terminal follow", measureTerminalFollow},
 		{"parallel sessions", measureParallelSessions},
 		{"alive under flood", measureAliveUnderFlood},
 		{"file transfer", measureFileTransfer},
@@ -66,7 +70,8 @@ func run(quick bool, outPath, only string) error {
 	}
 	for _, pkg := range []string{"./cmd/action-server", "./cmd/actionctl", "./bench/cmd/floorserver"} {
 		cmd := filepath.Base(pkg)
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), pkg)
+		// The tags of `make build`: what ships is what is measured.
+		build := exec.Command("go", "build", "-tags", "nomsgpack", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %w\n%s", cmd, err, b)

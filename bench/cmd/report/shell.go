@@ -55,9 +55,9 @@ func measureShellLatency(ctx context.Context, env *benchkit.Env) ([]benchkit.Row
 		{Metric: "`true` via shell.Session p50 / p99", Value: benchkit.Ms(i50) + " / " + benchkit.Ms(i99),
 			Floor: benchkit.Ms(f50), Ratio: benchkit.Ratio(float64(i50), float64(f50))},
 		{Metric: "`true` via HTTP p50", Value: benchkit.Ms(h50), Floor: benchkit.Ms(f50),
-			Ratio: benchkit.Ratio(float64(h50), float64(f50)), Target: "≤ 1 ms", OK: benchkit.Check(h50 <= time.Millisecond)},
+			Ratio: benchkit.Ratio(float64(h50), float64(f50)), Target: "≤ 0.45 ms", OK: benchkit.Check(h50 <= 450*time.Microsecond)},
 		{Metric: "`true` via HTTP p99", Value: benchkit.Ms(h99), Floor: benchkit.Ms(f99),
-			Ratio: benchkit.Ratio(float64(h99), float64(f99)), Target: "≤ 3 ms", OK: benchkit.Check(h99 <= 3*time.Millisecond)},
+			Ratio: benchkit.Ratio(float64(h99), float64(f99)), Target: "≤ 0.9 ms", OK: benchkit.Check(h99 <= 900*time.Microsecond)},
 	}, nil
 }
 
@@ -165,6 +165,6 @@ func measureStartup(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, err
 	m50 := int64(benchkit.Percentile(rssDur, 50))
 	return []benchkit.Row{
 		{Metric: "start to /alive (median)", Value: benchkit.Ms(r50), Target: "≤ 15 ms", OK: benchkit.Check(r50 <= 15*time.Millisecond)},
-		{Metric: "idle RSS (median)", Value: benchkit.MB(m50), Target: "≤ 15 MB", OK: benchkit.Check(m50 <= 15<<20)},
+		{Metric: "idle RSS (median)", Value: benchkit.MB(m50), Target: "≤ 11 MB", OK: benchkit.Check(m50 <= 11<<20)},
 	}, nil
 }
