@@ -86,6 +86,9 @@ func (s *Server) streamOutput(c *gin.Context) {
 		w.Flush()
 		select {
 		case <-changed:
+			// Let more join this event (see gather): an event per
+			// terminal read cost a wake-up and an encoding each.
+			gather(ctx, cmd, off, sseChunk, time.Now().Add(gatherFor))
 		case <-keepAlive.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/actionserver/actionserver/client"
+)
+
+// BenchmarkTerminalSeq_SSE measures `seq 1 1000000` run in the terminal,
+// every byte streamed to the Go client.
+func BenchmarkTerminalSeq_SSE(b *testing.B) {
+	cl := benchServer(b)
+	ctx := context.Background()
+	b.SetBytes(seqBytes)
+	for b.Loop() {
+		cmd, err := cl.StartCommand(ctx, "default", "seq 1 1000000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for ev := range cl.Stream(ctx, "default", cmd.ID, client.StreamOptions{}) {
+			n += len(ev.Data)
+		}
+		if n != seqBytes {
+			b.Fatalf("got %d bytes", n)
+		}
+	}
+}
+
+// BenchmarkTerminalSeq_LongPoll is BenchmarkTerminalSeq_SSE by JSON long
+// polls.
+func BenchmarkTerminalSeq_LongPoll(b *testing.B) {
+	cl := benchServer(b)
+	ctx := context.Background()
+	b.SetBytes(seqBytes)
+	for b.Loop() {
+		cmd, err := cl.StartCommand(ctx, "default", "seq 1 1000000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		off, n, requests := int64(0), 0, 0
+		for {
+			ch, err := cl.Output(ctx, "default", cmd.ID, off, 10*time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			requests++
+			n += len(ch.Data)
+			off = ch.NextOffset
+			if ch.Done {
+				break
+			}
+		}
+		if n != seqBytes {
+			b.Fatalf("got %d bytes", n)
+		}
+		b.ReportMetric(float64(requests), "requests/op")
+	}
+}
+
+// BenchmarkTerminalSeq_NoReader is BenchmarkTerminalSeq_SSE with nobody
+// following: the terminal and the server's screen alone.
+func BenchmarkTerminalSeq_NoReader(b *testing.B) {
+	cl := benchServer(b)
+	ctx := context.Background()
+	b.SetBytes(seqBytes)
+	for b.Loop() {
+		cmd, err := cl.StartCommand(ctx, "default", "seq 1 1000000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			c, err := cl.Command(ctx, "default", cmd.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !c.Running {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
