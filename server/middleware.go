@@ -50,7 +50,7 @@ func (s *Server) recover(c *gin.Context) {
 }
 
 // logRequests logs each request at debug level (LOG_LEVEL=debug shows
-// them), and at info level those the server failed (5xx). A host sends an
+// them), and at info level those the server failed (5xx, but for /alive). A host sends an
 // action every few seconds for hours; a line for each cost a write and 130
 // bytes of log per action, and told nobody anything the host does not log
 // itself. Headers are never logged: they carry the API key.
@@ -58,7 +58,9 @@ func (s *Server) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	level := slog.LevelDebug
-	if c.Writer.Status() >= http.StatusInternalServerError {
+	// Readiness probes answer 503 until the server is ready, every few
+	// seconds from every host: that is no failure.
+	if c.Writer.Status() >= http.StatusInternalServerError && c.Request.URL.Path != "/alive" {
 		level = slog.LevelInfo
 	}
 	if !s.log.Enabled(c.Request.Context(), level) {
