@@ -55,7 +55,19 @@ func measureMemoryAfterActions(ctx context.Context, env *benchkit.Env) ([]benchk
 		return nil, err
 	}
 	defer s.Stop()
-	time.Sleep(time.Second)
+	// A few actions of each kind first: the server releases the pages of
+	// its binary that start-up touched, and those the actions use come
+	// back as they first run. That is code, not memory the actions keep.
+	for i := range 20 {
+		cmd := "true"
+		if i%10 == 0 {
+			cmd = "seq 1 2000"
+		}
+		if _, err := s.Client.Run(ctx, cmd, client.RunOptions{Timeout: 10 * time.Second}); err != nil {
+			return nil, err
+		}
+	}
+	time.Sleep(2 * time.Second)
 	idle, err := benchkit.RSS(s.Cmd.Process.Pid, false)
 	if err != nil {
 		return nil, err
@@ -75,7 +87,7 @@ func measureMemoryAfterActions(ctx context.Context, env *benchkit.Env) ([]benchk
 	if err != nil {
 		return nil, err
 	}
-	return []benchkit.Row{{Metric: fmt.Sprintf("RSS after %d actions (idle %s)", n, benchkit.MB(idle)), Value: benchkit.MB(after),
+	return []benchkit.Row{{Metric: fmt.Sprintf("RSS after %d actions (idle after 20 actions %s)", n, benchkit.MB(idle)), Value: benchkit.MB(after),
 		Floor: benchkit.MB(idle), Ratio: benchkit.Ratio(float64(after), float64(idle)), Target: "≤ idle + 5 MB",
 		OK: benchkit.Check(after-idle <= 5<<20)}}, nil
 }
