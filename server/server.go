@@ -78,13 +78,7 @@ func New(opts Options) *Server {
 }
 
 // SetReady hands the server a ready executor: from now on /alive is 200.
-func (s *Server) SetReady(e *executor.Executor) {
-	s.exec.Store(e)
-	if s.trim != nil {
-		// What start-up touched and the idle server will not use again.
-		releaseBinaryPages()
-	}
-}
+func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
 
 // ShowStarting makes /server_info report the states of plugins that are
 // still starting, as states returns them, so a host waiting for /alive can
