@@ -10,7 +10,7 @@ BUILD := CGO_ENABLED=0 $(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS
 
 PORT ?= 8000
 
-.PHONY: all build run test lint deps bench fuzz soak clean
+.PHONY: all build run test lint deps bench fuzz soak clean compat
 
 all: build
 
@@ -34,6 +34,14 @@ test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	FUZZTIME=5s scripts/fuzz.sh
 	scripts/vuln.sh
+	$(MAKE) --no-print-directory compat
+
+# The unmodified OpenHands host (pinned openhands-ai releases, in a local
+# virtual environment) drives bin/action-server through its own classes,
+# as root and as a uid-1000 sandbox user. COMPAT_VERSIONS, COMPAT_USERS and
+# COMPAT_PYTEST narrow it (compat/openhands/README.md).
+compat: build
+	compat/openhands/run.sh
 
 # govulncheck at a pinned version, against the live database or the newest
 # snapshot in ../shared/data; warns and passes only when neither is there.
