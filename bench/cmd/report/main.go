@@ -54,6 +54,7 @@ func scenarios() []scenario {
 		{"ipython", measureIPython},
 		{"browser", measureBrowser},
 		{"mcp", measureMCP},
+		{"upstream peer", measureUpstreamPeer},
 	}
 }
 
@@ -139,6 +140,13 @@ Notes:
 - Pipe mode runs outside the terminal (see README): its floor is seq
   writing into a pipe; terminal rows' floor is the same seq read from a
   bare bash on a PTY.
+- The "peer:" rows put the upstream Python server (openhands-ai 0.62.0's
+  action_execution_server, from compat/openhands/.venv) in the floor
+  column: both servers started with DockerRuntime's command line (no
+  plugins, browser off) and driven by the same Go client in the same run.
+  The ratio is how many times upstream is slower or bigger (for
+  throughput: how many times ours is faster). Idle RSS counts the whole
+  process tree, upstream's daemonised tmux server included.
 `
 
 func render(rows []benchkit.Row) string {
