@@ -95,7 +95,13 @@ func (s *Server) uploadFile(c *gin.Context) {
 			detail(c, http.StatusInternalServerError, upstreamText(err))
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"filename": name, "destination": dest, "recursive": recursive})
+		// A struct, not a map: upstream's keys come in this order, and a
+		// map would be sorted.
+		c.JSON(http.StatusOK, struct {
+			Filename    string `json:"filename"`
+			Destination string `json:"destination"`
+			Recursive   bool   `json:"recursive"`
+		}{name, dest, recursive})
 		return
 	}
 }
