@@ -159,11 +159,15 @@ func (p *Peer) Stop() {
 }
 
 func (p *Peer) cleanup() {
-	p.adopt()
-	for _, pid := range p.adopted {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+	// Twice: a process may be re-parented here while the first ones end.
+	for range 2 {
+		p.adopt()
+		for _, pid := range p.adopted {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	os.RemoveAll(p.ws)
 }
@@ -239,7 +243,7 @@ func childrenOf(pid int) map[int]bool {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[0] != "Z" {
+		if len(f) > 2 {
 			if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == pid {
 				out[child] = true
 			}
