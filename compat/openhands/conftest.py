@@ -12,9 +12,7 @@ from __future__ import annotations
 import http.server
 import logging
 import os
-import pwd
 import shutil
-import socket
 import tempfile
 import threading
 import uuid
@@ -73,6 +71,11 @@ def pytest_configure(config):
     config.addinivalue_line('markers', 'allow_host_warnings: the test expects the host to complain')
 
 
+def sandbox_uid() -> int:
+    """The uid the host asks the server to run the shell and files as."""
+    return 0 if USER == 'root' else 1000
+
+
 def make_config(workspace: str, *, browser: bool) -> OpenHandsConfig:
     config = OpenHandsConfig()
     config.workspace_mount_path_in_sandbox = workspace
@@ -83,10 +86,6 @@ def make_config(workspace: str, *, browser: bool) -> OpenHandsConfig:
     # timeout keeps the timeout tests quick.
     config.sandbox.runtime_startup_env_vars = {'NO_CHANGE_TIMEOUT_SECONDS': str(NO_CHANGE_TIMEOUT)}
     return config
-
-
-def sandbox_uid() -> int:
-    return 0 if USER == 'root' else 1000
 
 
 def new_workspace() -> str:
@@ -159,8 +158,3 @@ def web():
     srv.shutdown()
     shutil.rmtree(root, ignore_errors=True)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]

@@ -1,8 +1,10 @@
 """CmdRunAction through the host's run_action: the shell's timeouts, input, keys, refusals."""
 
+import pwd
+
 import pytest
 
-from conftest import NO_CHANGE_TIMEOUT
+from conftest import NO_CHANGE_TIMEOUT, sandbox_uid
 from openhands.events.action import CmdRunAction
 from openhands.events.observation import CmdOutputObservation, ErrorObservation
 
@@ -28,6 +30,12 @@ def test_blocking_command_outlives_the_soft_timeout(runtime):
     assert obs.exit_code == 0
     assert obs.metadata.suffix == '\n[The command completed with exit code 0.]'
     assert obs.metadata.working_dir == runtime.workspace
+
+
+def test_shell_runs_as_the_sandbox_user(runtime):
+    obs = run(runtime, 'id -u', timeout=30)
+    assert obs.content == str(sandbox_uid())
+    assert obs.metadata.username == pwd.getpwuid(sandbox_uid()).pw_name
 
 
 def test_exit_code_and_cwd_carry_over(runtime):

@@ -4,6 +4,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from conftest import sandbox_uid
 from openhands.events.action import FileEditAction, FileReadAction, FileWriteAction
 from openhands.events.observation import (
     ErrorObservation,
@@ -23,6 +24,8 @@ def test_write_then_read(runtime):
     assert obs.content == 'one\ntwo\nthree\n'
     obs = runtime.run_action(FileReadAction(path=path, start=1, end=2))
     assert obs.content == 'two\n'
+    # Created as the sandbox user, as upstream's server does.
+    assert os.stat(path).st_uid == sandbox_uid()
 
 
 def test_read_missing_file(runtime):
