@@ -2,8 +2,6 @@
 
 import pwd
 
-import pytest
-
 from conftest import NO_CHANGE_TIMEOUT, sandbox_uid
 from openhands.events.action import CmdRunAction
 from openhands.events.observation import CmdOutputObservation, ErrorObservation
@@ -95,7 +93,6 @@ def test_no_previous_command(runtime):
     assert obs.content == 'ERROR: No previous running command to interact with.'
 
 
-@pytest.mark.xfail(strict=False, reason='an unterminated heredoc is being fixed in shell/ by another change')
 def test_unterminated_heredoc_waits_for_its_lines(runtime):
     try:
         obs = run(runtime, 'cat << EOF')
