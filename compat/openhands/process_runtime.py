@@ -22,6 +22,7 @@ does around a container, for a process instead:
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -167,3 +168,4 @@ class ProcessRuntime(ActionExecutionClient):
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+        shutil.rmtree(self._scratch, ignore_errors=True)
