@@ -87,12 +87,16 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 		// It finished while nobody watched: report that, send nothing.
 		return s.completed(p, last, req, cmd), nil
 	case running:
+		// The job in the terminal's foreground as the key goes: if later
+		// another one is, the loop it belonged to went on (see
+		// interruptMoved).
+		fg, _ := foregroundPgrp(p.pty)
 		if cmd != "" {
 			if err := sendInput(p, cmd); err != nil {
 				return Result{}, err
 			}
 		}
-		return s.wait(ctx, p, last, req, cmd)
+		return s.wait(ctx, p, last, req, cmd, fg)
 	}
 
 	// A new command. What the previous one printed after it was last
@@ -112,7 +116,7 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 		s.abandon(p, c, last)
 		return Result{}, err
 	}
-	res, err := s.wait(ctx, p, c, req, cmd)
+	res, err := s.wait(ctx, p, c, req, cmd, 0)
 	if err == nil && carried != "" {
 		res.Content = strings.TrimSpace(carried + "\n" + res.Content)
 	}
@@ -135,9 +139,21 @@ func sendInput(p *process, cmd string) error {
 // Ctrl-C again. So does the server, once: if interruptAgain after the key
 // the command still runs and has printed since (beyond the echo of the key,
 // within interruptEcho), it sends Ctrl-C a second time.
+//
+// interruptMoved and interruptMovedMax: a loop of quiet commands
+// (`while true; do sleep 1; done`) prints nothing to tell that Ctrl-C was
+// lost, but bash starts each of its commands as a new job, in a process
+// group of its own. A job in the terminal's foreground other than the one
+// there when the key went means the loop went on: bash breaks a loop when
+// its job dies of SIGINT. So every interruptMoved after the key, while the
+// foreground job keeps changing, Ctrl-C goes again, up to
+// interruptMovedMax times. A program that handles Ctrl-C and goes on (a
+// REPL) stays the same job and gets no second key.
 const (
-	interruptAgain = 1500 * time.Millisecond
-	interruptEcho  = 200 * time.Millisecond
+	interruptAgain    = 1500 * time.Millisecond
+	interruptEcho     = 200 * time.Millisecond
+	interruptMoved    = 500 * time.Millisecond
+	interruptMovedMax = 3
 )
 
 // keyQuiet is the shortest no-change wait after a control key. A key
@@ -148,8 +164,10 @@ const (
 // command still runs and be refused its next one.
 const keyQuiet = 3 * time.Second
 
-// wait watches c until it completes or a timeout ends the wait.
-func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request, cmd string) (Result, error) {
+// wait watches c until it completes or a timeout ends the wait. fg is the
+// terminal's foreground process group when a key was sent into the running
+// command, else 0.
+func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request, cmd string, fg int) (Result, error) {
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -162,20 +180,39 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 	// came (see interruptAgain).
 	// Only for a key sent into a running command: c is then that command,
 	// not the key itself.
-	again := time.Time{}
+	again, moved, resent := time.Time{}, time.Time{}, 0
 	if isKey && key == ctrlC && c.Text != cmd {
 		again = start.Add(interruptAgain)
+		if fg > 0 {
+			moved = start.Add(interruptMoved)
+		}
 	}
 	for {
 		now := time.Now()
 		next := now.Add(time.Hour)
+		if !moved.IsZero() {
+			if !now.Before(moved) {
+				if pg, err := foregroundPgrp(p.pty); err == nil && pg != fg && pg != p.pid {
+					_ = p.write([]byte{ctrlC})
+					fg = pg
+					resent++
+				}
+				moved = now.Add(interruptMoved)
+				if resent >= interruptMovedMax {
+					moved = time.Time{}
+				}
+			}
+			if !moved.IsZero() {
+				next = moved
+			}
+		}
 		if !again.IsZero() {
 			if !now.Before(again) {
 				if p.lastOutput.Load() > start.Add(interruptEcho).UnixNano() {
 					_ = p.write([]byte{ctrlC})
 				}
 				again = time.Time{}
-			} else {
+			} else if again.Before(next) {
 				next = again
 			}
 		}
@@ -185,7 +222,9 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 			if !now.Before(soft) {
 				return s.timedOut(p, c, req, cmd, suffixNoChange(formatSeconds(s.opts.NoChangeTimeout.Seconds()))), nil
 			}
-			next = soft
+			if soft.Before(next) {
+				next = soft
+			}
 		}
 		if req.Timeout > 0 {
 			hard := start.Add(req.Timeout)

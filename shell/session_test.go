@@ -479,3 +479,32 @@ func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
 	assert.Equal(t, 130, res.Metadata.ExitCode, "%+v", res)
 	assert.Equal(t, "\n[The command completed with exit code 130. CTRL+C was sent.]", res.Suffix)
 }
+
+func TestRun_CtrlCIsSentAgainWhenAQuietLoopGoesOn(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	// Each pass of the loop is a new job. The first job swallows Ctrl-C and
+	// ends normally, as if the key had reached an ended job's process
+	// group: the loop goes on and prints nothing. Only the next job, in
+	// another process group, tells that the key was lost.
+	loop := `while true; do bash -c 'if [ -e swallowed ]; then sleep 0.3; else trap "touch swallowed; exit 0" INT; sleep 0.3; fi'; done`
+	res := run(t, s, cmd(loop))
+	require.Equal(t, -1, res.Metadata.ExitCode, "still running after the no-change timeout")
+	res = run(t, s, Request{Command: "C-c", IsInput: true, Timeout: 20 * time.Second})
+	assert.Equal(t, 130, res.Metadata.ExitCode, "%+v", res)
+	assert.Equal(t, "\n[The command completed with exit code 130. CTRL+C was sent.]", res.Suffix)
+	assert.FileExists(t, filepath.Join(s.opts.Dir, "swallowed"), "the first Ctrl-C reached the first job")
+}
+
+func TestRun_CtrlCIsNotRepeatedForAProgramThatHandlesIt(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	// A program that counts its Ctrl-Cs and goes on, as a REPL does: one
+	// key is one interrupt.
+	prog := "import time\nn = 0\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        n += 1\n        print('got', n, flush=True)\n"
+	require.NoError(t, os.WriteFile(filepath.Join(s.opts.Dir, "count.py"), []byte(prog), 0o644))
+	res := run(t, s, cmd("python3 count.py"))
+	require.Equal(t, -1, res.Metadata.ExitCode)
+	res = run(t, s, Request{Command: "C-c", IsInput: true})
+	assert.Equal(t, -1, res.Metadata.ExitCode, "%+v", res)
+	assert.Contains(t, res.Content, "got 1")
+	assert.NotContains(t, res.Content, "got 2")
+}
