@@ -284,19 +284,11 @@ func measurePipeBulkOutput(ctx context.Context, env *benchkit.Env) ([]benchkit.R
 // requests a long poll takes.
 func measureTerminalFollow(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	reps := min(env.Iterations(5), 5)
-	var floor, sse, poll []time.Duration
-	for range reps {
-		start := time.Now()
-		c := exec.Command("bash", "--norc", "--noprofile", "-c", "seq 1 1000000")
-		f, err := pty.Start(c)
-		if err != nil {
-			return nil, err
-		}
-		io.Copy(io.Discard, f) // ends with EIO when seq exits
-		c.Wait()
-		f.Close()
-		floor = append(floor, time.Since(start))
+	floor, err := ptySeq(reps)
+	if err != nil {
+		return nil, err
 	}
+	var sse, poll []time.Duration
 	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
