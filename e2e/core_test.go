@@ -74,9 +74,8 @@ func TestRun_HugeOutputKeepsServerMemoryBounded(t *testing.T) {
 	)
 	s := startServer(t, startOpts{})
 	ctx := ctxT(t)
-	// Output of the same kind first: the server maps the code that
-	// handles it again as it runs (it releases its start-up's pages once
-	// ready), and that is not memory the output takes.
+	// Output of the same kind first: the code and buffers that handle it
+	// the first time are not memory the output takes.
 	_, err := s.Client.Run(ctx, fmt.Sprintf("yes '%s' | head -n 100000", line), client.RunOptions{})
 	require.NoError(t, err)
 	before := serverRSS(t, s)

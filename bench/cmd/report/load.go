@@ -55,9 +55,8 @@ func measureMemoryAfterActions(ctx context.Context, env *benchkit.Env) ([]benchk
 		return nil, err
 	}
 	defer s.Stop()
-	// A few actions of each kind first: the server releases the pages of
-	// its binary that start-up touched, and those the actions use come
-	// back as they first run. That is code, not memory the actions keep.
+	// A few actions of each kind first: the code and buffers they touch
+	// the first time are not memory the actions keep.
 	for i := range 20 {
 		cmd := "true"
 		if i%10 == 0 {

@@ -132,9 +132,8 @@ Notes:
   server's own and is not counted in the per-server row.
 - Start-up rows: the floor is a bare interactive bash started on a PTY
   until it prints a marker; the server starts such a bash too.
-- Idle RSS counts the server process only. Once ready it releases the
-  pages of its own binary that start-up touched (they stay in the page
-  cache); the pages requests use come back as they are used, about 3 MB.
+- Idle RSS counts the server process only, all of its resident pages,
+  its binary's code among them.
 - The 64-session memory row allows 0.4 MB per session for each session's
   own state (screen, buffers) besides the output the budget bounds.
 - Pipe mode runs outside the terminal (see README): its floor is seq
