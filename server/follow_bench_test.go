@@ -40,23 +40,7 @@ func BenchmarkTerminalSeq_LongPoll(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		off, n, requests := int64(0), 0, 0
-		for {
-			ch, err := cl.Output(ctx, "default", cmd.ID, off, 10*time.Second)
-			if err != nil {
-				b.Fatal(err)
-			}
-			requests++
-			n += len(ch.Data)
-			off = ch.NextOffset
-			if ch.Done {
-				break
-			}
-		}
-		if n != seqBytes {
-			b.Fatalf("got %d bytes", n)
-		}
-		b.ReportMetric(float64(requests), "requests/op")
+		b.ReportMetric(float64(longPollAll(ctx, b, cl, cmd.ID)), "requests/op")
 	}
 }
 
@@ -82,4 +66,28 @@ func BenchmarkTerminalSeq_NoReader(b *testing.B) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// longPollAll reads a command's whole output of the default session by
+// JSON long polls, checks it is all of seq's, and returns the requests it
+// took.
+func longPollAll(ctx context.Context, b *testing.B, cl *client.Client, id int64) int {
+	b.Helper()
+	off, n, requests := int64(0), 0, 0
+	for {
+		ch, err := cl.Output(ctx, "default", id, off, 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		requests++
+		n += len(ch.Data)
+		off = ch.NextOffset
+		if ch.Done {
+			break
+		}
+	}
+	if n != seqBytes {
+		b.Fatalf("got %d bytes", n)
+	}
+	return requests
 }

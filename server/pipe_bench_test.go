@@ -71,23 +71,7 @@ func BenchmarkPipeSeq_LongPoll(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		off, n, requests := int64(0), 0, 0
-		for {
-			ch, err := cl.Output(ctx, "default", cmd.ID, off, 10*time.Second)
-			if err != nil {
-				b.Fatal(err)
-			}
-			requests++
-			n += len(ch.Data)
-			off = ch.NextOffset
-			if ch.Done {
-				break
-			}
-		}
-		if n != seqBytes {
-			b.Fatalf("got %d bytes", n)
-		}
-		b.ReportMetric(float64(requests), "requests/op")
+		b.ReportMetric(float64(longPollAll(ctx, b, cl, cmd.ID)), "requests/op")
 	}
 }
 
