@@ -83,3 +83,6 @@ func (c *Command) Output(ctx context.Context, off int64, max int, wait time.Dura
 		}
 	}
 }
+
+// Done is closed when the command has finished (or its shell died).
+func (c *Command) Done() <-chan struct{} { return c.c.Done() }
