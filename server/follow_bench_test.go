@@ -19,13 +19,7 @@ func BenchmarkTerminalSeq_SSE(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
-		for ev := range cl.Stream(ctx, "default", cmd.ID, client.StreamOptions{}) {
-			n += len(ev.Data)
-		}
-		if n != seqBytes {
-			b.Fatalf("got %d bytes", n)
-		}
+		streamAll(ctx, b, cl, cmd.ID)
 	}
 }
 
@@ -90,4 +84,17 @@ func longPollAll(ctx context.Context, b *testing.B, cl *client.Client, id int64)
 		b.Fatalf("got %d bytes", n)
 	}
 	return requests
+}
+
+// streamAll reads a command's whole output of the default session by SSE
+// and checks it is all of seq's.
+func streamAll(ctx context.Context, b *testing.B, cl *client.Client, id int64) {
+	b.Helper()
+	n := 0
+	for ev := range cl.Stream(ctx, "default", id, client.StreamOptions{}) {
+		n += len(ev.Data)
+	}
+	if n != seqBytes {
+		b.Fatalf("got %d bytes", n)
+	}
 }

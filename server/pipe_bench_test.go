@@ -50,13 +50,7 @@ func BenchmarkPipeSeq_SSE(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
-		for ev := range cl.Stream(ctx, "default", cmd.ID, client.StreamOptions{}) {
-			n += len(ev.Data)
-		}
-		if n != seqBytes {
-			b.Fatalf("got %d bytes", n)
-		}
+		streamAll(ctx, b, cl, cmd.ID)
 	}
 }
 
