@@ -90,7 +90,10 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 		// The job in the terminal's foreground as the key goes: if later
 		// another one is, the loop it belonged to went on (see
 		// interruptMoved).
-		fg, _ := foregroundPgrp(p.pty)
+		fg := 0
+		if key, ok := specialKey(cmd); ok && key == ctrlC {
+			fg, _ = foregroundPgrp(p.pty)
+		}
 		if cmd != "" {
 			if err := sendInput(p, cmd); err != nil {
 				return Result{}, err
