@@ -33,7 +33,10 @@ func (c *cmdFile) write(text string) error {
 		// Agents do clean /tmp: a file unlinked under us is no longer
 		// the one bash opens by path.
 		fi, err := c.f.Stat()
-		if st, ok := fi.Sys().(*syscall.Stat_t); err != nil || !ok || st.Nlink == 0 {
+		if err != nil {
+			c.f.Close()
+			c.f = nil
+		} else if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink == 0 {
 			c.f.Close()
 			c.f = nil
 		}
