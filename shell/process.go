@@ -96,6 +96,9 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 
 	select {
 	case <-p.ready:
+		// Only now: it reads the whole of /tmp, and would take CPU
+		// from the first shell's start, which start-up waits for.
+		sweepOnce.Do(func() { go sweepStaleDirs(opts.TempDir) })
 		return p, nil
 	case <-p.exited:
 		p.close(noGrace())
@@ -141,9 +144,6 @@ func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 // spawn makes the session directory and the terminal, then starts bash on
 // the terminal. When it fails, it leaves nothing behind.
 func (p *process) spawn(opts *Options, dir string) (err error) {
-	// In the background: it reads the whole of /tmp, and the first
-	// shell is what start-up waits for.
-	sweepOnce.Do(func() { go sweepStaleDirs(opts.TempDir) })
 	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
 		return fmt.Errorf("session directory: %w", err)

@@ -53,8 +53,9 @@ func rcScript(nonce, cmdFile, dir string) string {
 		m(markPrompt) + `\u@\h:\w\$ ` + m(markPromptEnd)
 	var b strings.Builder
 	b.WriteString(`# Written by action-server for one shell session.
-# bash reads only this file when started with --rcfile; read the usual ones.
-if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
+# With --rcfile bash reads this file instead of ~/.bashrc, so read it here.
+# (It has read /etc/bash.bashrc already where it was built to, as Debian's
+# is; reading that again would run it twice, doubling what it adds to PATH.)
 if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
 # Commands are read from a file, never edited on a line: no readline.
 set +o emacs +o vi 2>/dev/null
