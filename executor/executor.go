@@ -83,10 +83,27 @@ type Executor struct {
 	sessions map[string]*shell.Session
 	starting map[string]bool // ids reserved while their shell starts
 	closed   bool
+
+	defaultDone chan struct{} // closed once the default shell started or failed
+	defaultErr  error         // why it failed; guarded by mu
 }
 
 // New starts the default shell session and returns a ready Executor.
 func New(ctx context.Context, opts Options) (*Executor, error) {
+	e := Start(ctx, opts)
+	if err := e.Ready(ctx); err != nil {
+		e.Close(context.Background())
+		return nil, err
+	}
+	return e, nil
+}
+
+// Start returns an Executor at once while its default shell starts in the
+// background, bounded by ctx: bash takes a few milliseconds to come up,
+// and a server can spend them accepting requests. Actions that need the
+// default shell wait for it; Ready reports when it is up, or why it could
+// not start.
+func Start(ctx context.Context, opts Options) *Executor {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -94,13 +111,10 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		opts.Started = time.Now()
 	}
 	e := &Executor{opts: opts, log: opts.Logger, started: opts.Started,
-		sessions: map[string]*shell.Session{}, starting: map[string]bool{}}
+		sessions: map[string]*shell.Session{}, starting: map[string]bool{},
+		defaultDone: make(chan struct{})}
 	e.lastRun.Store(e.started.UnixNano())
-	s, err := shell.Start(ctx, e.shellOptions(opts.WorkDir))
-	if err != nil {
-		return nil, fmt.Errorf("start default shell: %w", err)
-	}
-	e.sessions[DefaultSession] = s
+	go e.startDefault(ctx)
 	bo := opts.Browser
 	if bo.WorkDir == "" {
 		bo.WorkDir = opts.WorkDir
@@ -115,7 +129,37 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	e.browser = browser.New(bo)
 	e.editor = &files.Editor{WorkspaceRoot: opts.WorkDir, Owner: e.fileOwner()}
 	e.mcp = e.newMCP()
-	return e, nil
+	return e
+}
+
+// startDefault starts the default shell and records the outcome.
+func (e *Executor) startDefault(ctx context.Context) {
+	defer close(e.defaultDone)
+	s, err := shell.Start(ctx, e.shellOptions(e.opts.WorkDir))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case err != nil:
+		e.defaultErr = fmt.Errorf("start default shell: %w", err)
+	case e.closed:
+		go closeShell(context.Background(), s, time.Second)
+		e.defaultErr = ErrClosed
+	default:
+		e.sessions[DefaultSession] = s
+	}
+}
+
+// Ready waits until the default shell is up; the error says why it could
+// not start, or that ctx ended first.
+func (e *Executor) Ready(ctx context.Context) error {
+	select {
+	case <-e.defaultDone:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.defaultErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (e *Executor) fileOwner() chown.Owner {
@@ -142,18 +186,31 @@ func (e *Executor) IdleTime() time.Duration {
 	return time.Since(time.Unix(0, e.lastRun.Load()))
 }
 
-// shell returns the shell of the named session.
-func (e *Executor) shell(name string) (*shell.Session, bool) {
+// shell returns the shell of the named session. The default one is
+// waited for while it starts, until ctx ends.
+func (e *Executor) shell(ctx context.Context, name string) (*shell.Session, error) {
+	if name == DefaultSession {
+		if err := e.Ready(ctx); err != nil {
+			return nil, err
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s, ok := e.sessions[name]
-	return s, ok
+	if !ok {
+		if name == DefaultSession || e.closed {
+			return nil, ErrClosed
+		}
+		return nil, ErrSessionNotFound.withText("session %s not found", name)
+	}
+	return s, nil
 }
 
-// Cwd returns the default shell's working directory, against which
-// relative paths of file actions resolve.
-func (e *Executor) Cwd() string {
-	if s, ok := e.shell(DefaultSession); ok {
+// cwd returns the default shell's working directory, against which
+// relative paths of file actions resolve: the workspace until the shell
+// is up.
+func (e *Executor) cwd(ctx context.Context) string {
+	if s, err := e.shell(ctx, DefaultSession); err == nil {
 		return s.Cwd()
 	}
 	return e.opts.WorkDir
@@ -174,7 +231,7 @@ func (e *Executor) Execute(ctx context.Context, a event.Action) (event.Observati
 	case *event.FileRead:
 		return e.read(ctx, a)
 	case *event.FileWrite:
-		return e.write(a)
+		return e.write(ctx, a)
 	case *event.FileEdit:
 		return e.edit(ctx, a)
 	}
@@ -189,6 +246,15 @@ func (e *Executor) Close(ctx context.Context) {
 	wait := grace(ctx, time.Second)
 	e.mu.Lock()
 	e.closed = true
+	e.mu.Unlock()
+	// A default shell still starting is closed by startDefault, which
+	// sees e.closed; waiting for it here keeps Close's promise that no
+	// shell of this executor outlives it, within the grace.
+	select {
+	case <-e.defaultDone:
+	case <-time.After(wait):
+	}
+	e.mu.Lock()
 	sessions := e.sessions
 	e.sessions = map[string]*shell.Session{}
 	e.mu.Unlock()

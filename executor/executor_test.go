@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestExecute_StaticCommandRunsInFreshShell(t *testing.T) {
 		a.IsStatic, a.Cwd = true, &other
 	}))
 	assert.Equal(t, other+" []", obs.(*event.CmdOutput).Content)
-	assert.Equal(t, "/", e.Cwd(), "the default shell is untouched")
+	assert.Equal(t, "/", e.cwd(context.Background()), "the default shell is untouched")
 
 	obs = execute(t, e, runAction("pwd", func(a *event.CmdRun) { a.IsStatic = true }))
 	assert.Equal(t, e.opts.WorkDir, obs.(*event.CmdOutput).Content, "without cwd: the workspace")
@@ -106,4 +107,59 @@ func TestExecute_UnsupportedActions(t *testing.T) {
 	require.EqualError(t, err, "JupyterRequirement not found. Unable to run IPython action.")
 	obs := execute(t, e, &event.BrowseURL{URL: "http://127.0.0.1/"})
 	assert.Equal(t, "Browser functionality is not supported or disabled.", obs.Text())
+}
+
+func TestStart_ActionsWaitForTheDefaultShell(t *testing.T) {
+	home := t.TempDir()
+	gate := home + "/gate"
+	require.NoError(t, syscall.Mkfifo(gate, 0o600))
+	// bash reads ~/.bashrc before its first prompt: it stays there until
+	// the test writes to the FIFO.
+	require.NoError(t, os.WriteFile(home+"/.bashrc", []byte(`read -r _ < "$HOME/gate"`+"\n"), 0o644))
+	e := Start(context.Background(), Options{
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home},
+	})
+	t.Cleanup(func() { e.Close(context.Background()) })
+
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, e.Ready(ended), context.Canceled, "bash is held in its rc file")
+
+	type result struct {
+		obs event.Observation
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		obs, err := e.Execute(context.Background(), runAction("echo up", nil))
+		got <- result{obs, err}
+	}()
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("go\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	r := <-got
+	require.NoError(t, r.err)
+	assert.Equal(t, "up", r.obs.(*event.CmdOutput).Content)
+	assert.NoError(t, e.Ready(context.Background()))
+}
+
+func TestStart_DefaultShellFailure(t *testing.T) {
+	e := Start(context.Background(), Options{
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH")},
+		Shell:   shell.Options{Bash: "/nonexistent/bash"},
+	})
+	t.Cleanup(func() { e.Close(context.Background()) })
+	err := e.Ready(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start default shell")
+
+	_, err = e.Execute(context.Background(), runAction("true", nil))
+	assert.Error(t, err, "no shell, no run")
+	_, err = New(context.Background(), Options{WorkDir: t.TempDir(), Shell: shell.Options{Bash: "/nonexistent/bash"}})
+	assert.Error(t, err, "New reports the failure")
 }

@@ -31,7 +31,7 @@ func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observati
 		}
 		return &event.FileReadResult{Content: content, Path: a.Path, ImplSource: event.ImplOHACI}, nil
 	}
-	cwd := e.Cwd()
+	cwd := e.cwd(ctx)
 	content, err := files.Read(cwd, a.Path, a.Start, a.End)
 	if fe, ok := files.IsError(err); ok {
 		return &event.Error{Content: fe.Msg}, nil
@@ -44,8 +44,8 @@ func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observati
 
 // write runs a "write" action; new files and directories go to the sandbox
 // user.
-func (e *Executor) write(a *event.FileWrite) (event.Observation, error) {
-	cwd := e.Cwd()
+func (e *Executor) write(ctx context.Context, a *event.FileWrite) (event.Observation, error) {
+	cwd := e.cwd(ctx)
 	err := files.Write(cwd, a.Path, a.Content, a.Start, a.End, e.fileOwner())
 	if fe, ok := files.IsError(err); ok {
 		return &event.Error{Content: fe.Msg}, nil

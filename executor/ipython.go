@@ -29,7 +29,7 @@ func (e *Executor) runIPython(ctx context.Context, a *event.IPythonRunCell) (eve
 		return nil, errNoJupyter
 	}
 	res, err := runner.RunCell(ctx, jupyter.Cell{
-		Code: a.Code, Cwd: e.Cwd(), Timeout: a.Timeout, IncludeExtra: a.IncludeExtra,
+		Code: a.Code, Cwd: e.cwd(ctx), Timeout: a.Timeout, IncludeExtra: a.IncludeExtra,
 	})
 	if err != nil {
 		return nil, err

@@ -13,9 +13,9 @@ import (
 // run executes a "run" action on the default shell, or on a fresh one for
 // is_static.
 func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation, error) {
-	sess, ok := e.shell(DefaultSession)
-	if !ok {
-		return nil, ErrClosed
+	sess, err := e.shell(ctx, DefaultSession)
+	if err != nil {
+		return nil, err
 	}
 	if a.IsStatic {
 		dir := e.opts.WorkDir

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -46,7 +45,22 @@ var (
 	ErrRefused = sentinel(KindConflict, errors.New("the session refused the request"))
 )
 
-var sessionID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// validSessionID reports whether id is 1 to 64 letters, digits, '.', '_'
+// or '-'. (A regexp with {1,64} compiles to 64 copies of its class at
+// start-up, a fifth of a millisecond.)
+func validSessionID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // SessionOptions configure a new session.
 type SessionOptions struct {
@@ -76,7 +90,7 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 			return nil, startFailed(fmt.Errorf("session id: %w", err))
 		}
 		id = "s-" + hex.EncodeToString(b)
-	} else if !sessionID.MatchString(id) {
+	} else if !validSessionID(id) {
 		return nil, ErrBadSessionID
 	}
 	e.mu.Lock()
@@ -144,17 +158,20 @@ func (e *Executor) DeleteSession(ctx context.Context, id string) error {
 	return nil
 }
 
-// Session returns the session with that id.
-func (e *Executor) Session(id string) (*Session, bool) {
-	s, ok := e.shell(id)
-	if !ok {
+// Session returns the session with that id; the default one once it has
+// started (see Ready).
+func (e *Executor) Session(ctx context.Context, id string) (*Session, bool) {
+	s, err := e.shell(ctx, id)
+	if err != nil {
 		return nil, false
 	}
 	return &Session{id: id, e: e, sh: s}, true
 }
 
-// Sessions lists the sessions, the default one first, then by id.
-func (e *Executor) Sessions() []*Session {
+// Sessions lists the sessions, the default one first, then by id. While
+// the default one starts, it waits for it until ctx ends.
+func (e *Executor) Sessions(ctx context.Context) []*Session {
+	_ = e.Ready(ctx) // a default shell that failed is not listed
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]*Session, 0, len(e.sessions))

@@ -166,10 +166,10 @@ func TestSession_DeleteEndsItsCommands(t *testing.T) {
 	require.NoError(t, sess.Delete(ctxT(t)))
 	_, last := readAll(t, cmd)
 	assert.True(t, last.Done)
-	_, ok := e.Session("gone")
+	_, ok := e.Session(ctxT(t), "gone")
 	assert.False(t, ok)
 	ids := []string{}
-	for _, s := range e.Sessions() {
+	for _, s := range e.Sessions(ctxT(t)) {
 		ids = append(ids, s.ID())
 	}
 	assert.Equal(t, []string{DefaultSession}, ids)
@@ -234,4 +234,23 @@ func TestPluginStatuses_NoneIsAnEmptyList(t *testing.T) {
 	e := newExecutor(t)
 	assert.Equal(t, []api.PluginStatus{}, e.PluginStatuses())
 	assert.Nil(t, e.VSCodeToken())
+}
+
+func TestValidSessionID(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"a", true},
+		{"build-1.2_x", true},
+		{strings.Repeat("z", 64), true},
+		{strings.Repeat("z", 65), false},
+		{"", false},
+		{"a b", false},
+		{"a/b", false},
+		{"é", false},
+		{"a\n", false},
+	} {
+		assert.Equal(t, tc.ok, validSessionID(tc.id), "%q", tc.id)
+	}
 }

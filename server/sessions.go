@@ -23,7 +23,7 @@ func (s *Server) listSessions(c *gin.Context) {
 		return
 	}
 	out := []api.Session{}
-	for _, sess := range e.Sessions() {
+	for _, sess := range e.Sessions(c.Request.Context()) {
 		out = append(out, sess.Info())
 	}
 	c.JSON(http.StatusOK, out)
@@ -197,7 +197,7 @@ func (s *Server) session(c *gin.Context) (*executor.Session, bool) {
 		return nil, false
 	}
 	id := c.Param("id")
-	sess, ok := e.Session(id)
+	sess, ok := e.Session(c.Request.Context(), id)
 	if !ok {
 		detail(c, http.StatusNotFound, "session "+id+" not found")
 		return nil, false
