@@ -226,15 +226,17 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 func TestActionctl_ExitCodes(t *testing.T) {
 	const key = "exit-code-key"
 	s := startServer(t, startOpts{apiKey: key})
-	// A server whose shell is still starting: the port answers, /alive
-	// says 503.
-	home := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("sleep 60\n"), 0o644))
-	starting := startServer(t, startOpts{noWait: true, env: []string{"HOME=" + home}})
+	// A server whose plugin is still starting (a Jupyter server that
+	// never comes up): the port answers, /alive says 503.
+	stalled := filepath.Join(t.TempDir(), "jupyter-server")
+	require.NoError(t, os.WriteFile(stalled, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755))
+	ws := t.TempDir()
+	starting := startServer(t, startOpts{noWait: true, workDir: ws, env: []string{"JUPYTER_SERVER_BIN=" + stalled},
+		args: []string{"--working-dir", ws, "--no-enable-browser", "--plugins", "jupyter"}})
 	require.Eventually(t, func() bool {
 		_, err := starting.Client.ServerInfo(ctxT(t))
 		return err == nil
-	}, 20*time.Second, 20*time.Millisecond, "the port opens before the shell is ready")
+	}, 20*time.Second, 20*time.Millisecond, "the port opens before the plugins are ready")
 
 	withKey := []string{"SESSION_API_KEY=" + key}
 	cases := []struct {

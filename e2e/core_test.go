@@ -250,26 +250,49 @@ func TestClient_OpenAPIAndVSCodeToken(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrUnauthorized)
 }
 
-func TestAlive_NotReadyUntilShellIsUp(t *testing.T) {
+func TestAlive_ReadyWhileShellStarts(t *testing.T) {
 	home := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("sleep 1\n"), 0o644))
-	s := startServer(t, startOpts{noWait: true, env: []string{"HOME=" + home}})
+	gate := filepath.Join(home, "gate")
+	require.NoError(t, syscall.Mkfifo(gate, 0o600))
+	// bash reads ~/.bashrc before its first prompt: it stays there until
+	// the test writes to the FIFO.
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte(`read -r _ < "$HOME/gate"`+"\n"), 0o644))
+	s := startServer(t, startOpts{env: []string{"HOME=" + home}})
 
-	// The port answers at once, but not 2xx until the shell is ready.
-	var sawNotReady bool
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		err := s.Client.Alive(ctxT(t))
-		if err == nil {
-			break
-		}
-		if errors.Is(err, client.ErrNotReady) {
-			sawNotReady = true
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Ready while bash is held: a run action is taken, and answered once
+	// the shell is up, with nothing lost.
+	type result struct {
+		obs *event.CmdOutput
+		err error
 	}
-	assert.True(t, sawNotReady, "503 while the shell starts")
-	require.NoError(t, s.Client.Alive(ctxT(t)))
+	ran := make(chan result, 1)
+	go func() {
+		obs, err := s.Client.Run(context.Background(), "echo up; pwd", client.RunOptions{Timeout: 30 * time.Second})
+		ran <- result{obs, err}
+	}()
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("go\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	r := <-ran
+	require.NoError(t, r.err)
+	assert.Equal(t, "up\n"+s.WorkDir, r.obs.Content)
+	assert.Equal(t, 0, r.obs.Metadata.ExitCode)
+}
+
+func TestStart_ShellThatCannotStartEndsTheServer(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("exit 3\n"), 0o644))
+	s := startServer(t, startOpts{noWait: true, env: []string{"HOME=" + home}})
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server kept running without a shell")
+	}
+	assert.Equal(t, 1, s.cmd.ProcessState.ExitCode())
+	assert.Contains(t, s.logs.String(), "start-up failed")
+	assert.Contains(t, s.logs.String(), "bash exited during start-up with status 3")
 }
 
 func TestStatusRoutesAnswerWhileCommandRuns(t *testing.T) {

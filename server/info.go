@@ -8,7 +8,9 @@ import (
 	"github.com/actionserver/actionserver/api"
 )
 
-// alive is the readiness probe: 200 only once actions can run.
+// alive is the readiness probe: 200 only once actions can be taken (an
+// executor whose default shell is still starting holds the actions that
+// need it until it is up).
 func (s *Server) alive(c *gin.Context) {
 	if s.exec.Load() == nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})

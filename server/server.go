@@ -77,7 +77,8 @@ func New(opts Options) *Server {
 	return s
 }
 
-// SetReady hands the server a ready executor: from now on /alive is 200.
+// SetReady hands the server an executor that takes actions (its default
+// shell may still be starting): from now on /alive is 200.
 func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
 
 // ShowStarting makes /server_info report the states of plugins that are

@@ -77,15 +77,37 @@ func run(args []string) int {
 		return 0
 	}
 	log := newLogger()
-	if err := pluginRegistry(cfg.Host).Check(cfg.Plugins); err != nil {
+	set, err := pluginRegistry(cfg.Host).New(cfg.Plugins)
+	if err != nil {
 		log.Error(err.Error())
 		return 1
 	}
+	if len(cfg.Plugins) == 0 {
+		set = nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	apiKey := os.Getenv("SESSION_API_KEY")
+
+	// bash takes longest to come up: the default shell starts first, and
+	// everything else happens while it does. Until the port is open the
+	// host's readiness probe is refused, which it retries, as upstream's
+	// port opens only after its own set-up.
+	timeouts, err := readTimeouts()
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
+	sb, err := prepareSandbox(cfg, log)
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
+	exec := executor.Start(ctx, sb.executorOptions(cfg, timeouts, start, set, log))
 
 	// Agents find it through browser.ServerURLFile; it answers on loopback
-	// only, whether or not the browser is enabled, as upstream's does. It
-	// starts while the shell does (writing its file alone takes about a
-	// millisecond), and is up before the server reports ready.
+	// only, whether or not the browser is enabled, as upstream's does, and
+	// is up before the server reports ready.
 	urlFile := browser.ServerURLFile
 	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
 		urlFile = v // several servers on one machine need their own
@@ -104,15 +126,13 @@ func run(args []string) int {
 		}
 	}()
 
-	// Listen before setting up, so the host's readiness probe gets a 503
-	// rather than a refused connection while the shell starts.
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		log.Error("listen", "addr", addr, "error", err)
+		exec.Close(context.Background())
 		return 1
 	}
-	apiKey := os.Getenv("SESSION_API_KEY")
 	if exposedWithoutKey(cfg.Host, apiKey) {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
@@ -121,34 +141,65 @@ func run(args []string) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-
-	showPlugins := func(set *plugins.Set) {
+	// Plugins take seconds; meanwhile /alive answers 503 and /server_info
+	// shows their states.
+	if set != nil {
 		srv.ShowStarting(func() []api.PluginStatus { return executor.PluginStatuses(set) })
-	}
-	exec, err := setup(ctx, cfg, start, log, localURL(ln.Addr()), apiKey, showPlugins)
-	if err != nil {
-		log.Error("start-up failed", "error", err)
-		return 1
+		if err := startPlugins(ctx, set, sb.pluginEnv(localURL(ln.Addr()), apiKey, log), log); err != nil {
+			log.Error("start-up failed", "error", err)
+			shutdown(httpSrv, exec, log)
+			return 1
+		}
 	}
 	viewer := <-viewerStarted
 	viewerStarted <- viewer // for the deferred Close
+	// Requests are taken while the default shell starts: the few that
+	// need it wait for it, the rest need not (see executor.Start).
 	srv.SetReady(exec)
-	log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
-
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err := <-serveErr:
-		log.Error("serve", "error", err)
-	}
-	return shutdown(httpSrv, exec, log)
+	shellUp := make(chan error, 1)
+	go func() { shellUp <- exec.Ready(ctx) }()
+	code := serveUntilEnd(ctx, shellUp, serveErr, log, func() {
+		log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
+	})
+	shutdown(httpSrv, exec, log)
+	return code
 }
 
-// setup prepares the user and workspace and starts the executor;
-// showPlugins receives the plugins before they start.
-func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *slog.Logger, serverURL, apiKey string, showPlugins func(*plugins.Set)) (*executor.Executor, error) {
+// serveUntilEnd waits for a signal, the server's failure or the default
+// shell's failure to start, and returns the exit status; ready is called
+// once the shell is up.
+func serveUntilEnd(ctx context.Context, shellUp <-chan error, serveErr <-chan error, log *slog.Logger, ready func()) int {
+	for {
+		select {
+		case err := <-shellUp:
+			shellUp = nil
+			switch {
+			case err == nil:
+				ready()
+			case ctx.Err() == nil:
+				log.Error("start-up failed", "error", err)
+				return 1
+			}
+		case <-ctx.Done():
+			log.Info("shutting down")
+			return 0
+		case err := <-serveErr:
+			log.Error("serve", "error", err)
+			return 1
+		}
+	}
+}
+
+// sandbox is what start-up prepared for the shells and plugins: the user
+// they run as, the workspace and their environment.
+type sandbox struct {
+	user    *sandboxUser
+	workDir string
+	env     []string
+}
+
+// prepareSandbox finds or creates the user and prepares the workspace.
+func prepareSandbox(cfg serverflags.Config, log *slog.Logger) (*sandbox, error) {
 	u, err := setupUser(cfg.Username, cfg.UserID, log)
 	if err != nil {
 		return nil, err
@@ -173,63 +224,77 @@ func setup(ctx context.Context, cfg serverflags.Config, started time.Time, log *
 			_ = os.Chown(dl, u.UID, u.GID)
 		}
 	}
+	return &sandbox{user: u, workDir: workDir, env: shellEnv(u)}, nil
+}
+
+// timeouts are the ones the environment may set; zero means the default.
+type timeouts struct {
+	noChange time.Duration // NO_CHANGE_TIMEOUT_SECONDS
+	mcpCall  time.Duration // MCP_CALL_TIMEOUT
+}
+
+// readTimeouts reads the timeouts from the environment; a value that is
+// not a positive number of seconds is an error.
+func readTimeouts() (timeouts, error) {
+	var t timeouts
+	for _, v := range []struct {
+		name string
+		to   *time.Duration
+	}{{"NO_CHANGE_TIMEOUT_SECONDS", &t.noChange}, {"MCP_CALL_TIMEOUT", &t.mcpCall}} {
+		s := os.Getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return t, fmt.Errorf("%s=%q is not a positive integer", v.name, s)
+		}
+		*v.to = time.Duration(n) * time.Second
+	}
+	return t, nil
+}
+
+// executorOptions configures the executor from the flags, the environment
+// and the sandbox; set holds the plugins, which may start later.
+func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started time.Time, set *plugins.Set, log *slog.Logger) executor.Options {
 	budget := cfg.OutputBudget
 	if budget == 0 {
 		budget = serverflags.DefaultOutputBudget
-	}
-	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget))}
-	if v := os.Getenv("NO_CHANGE_TIMEOUT_SECONDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("NO_CHANGE_TIMEOUT_SECONDS=%q is not a positive integer", v)
-		}
-		shellOpts.NoChangeTimeout = time.Duration(n) * time.Second
-	}
-	var mcpTimeout time.Duration
-	if v := os.Getenv("MCP_CALL_TIMEOUT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("MCP_CALL_TIMEOUT=%q is not a positive integer", v)
-		}
-		mcpTimeout = time.Duration(n) * time.Second
-	}
-	env := shellEnv(u)
-	set, err := startPlugins(ctx, pluginRegistry(cfg.Host), cfg.Plugins, plugins.Env{
-		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
-		WorkDir: workDir, Environ: env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
-	}, log, showPlugins)
-	if err != nil {
-		return nil, err
 	}
 	var owner *chown.Owner
 	if os.Getuid() == 0 {
 		// Upstream gives new files <uid>:<uid>, whatever the user's
 		// primary group; only root can give files away at all.
-		owner = &chown.Owner{UID: u.UID, GID: u.UID}
+		owner = &chown.Owner{UID: sb.user.UID, GID: sb.user.UID}
 	}
-	exec, err := executor.New(ctx, executor.Options{
+	return executor.Options{
 		Started:       started,
-		WorkDir:       workDir,
-		Username:      u.Name,
-		Credential:    u.Credential,
+		WorkDir:       sb.workDir,
+		Username:      sb.user.Name,
+		Credential:    sb.user.Credential,
 		FileOwner:     owner,
-		Env:           env,
-		Shell:         shellOpts,
+		Env:           sb.env,
+		Shell:         shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)), NoChangeTimeout: t.noChange},
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
-		MCPTimeout:    mcpTimeout,
+		MCPTimeout:    t.mcpCall,
 		Logger:        log,
-	})
-	if err != nil {
-		set.Stop(context.WithoutCancel(ctx))
 	}
-	return exec, err
+}
+
+// pluginEnv is what the plugins start with.
+func (sb *sandbox) pluginEnv(serverURL, apiKey string, log *slog.Logger) plugins.Env {
+	u := sb.user
+	return plugins.Env{
+		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
+		WorkDir: sb.workDir, Environ: sb.env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
+	}
 }
 
 // shutdown stops accepting requests, ends running commands (which lets
 // their requests finish) and returns within about five seconds.
-func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) int {
+func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -241,7 +306,6 @@ func shutdown(httpSrv *http.Server, exec *executor.Executor, log *slog.Logger) i
 		log.Warn("shutdown", "error", err)
 	}
 	httpSrv.Close()
-	return 0
 }
 
 func newLogger() *slog.Logger {

@@ -60,21 +60,12 @@ func pluginTimeout(value string) (time.Duration, error) {
 
 // startPlugins starts the plugins named on the command line under
 // INIT_PLUGIN_TIMEOUT and, when both are loaded, imports the agent skills
-// into the kernel. show receives the plugins before they start, so their
-// states can be reported while the server waits for them.
-func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, env plugins.Env, log *slog.Logger, show func(*plugins.Set)) (*plugins.Set, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
+// into the kernel.
+func startPlugins(ctx context.Context, set *plugins.Set, env plugins.Env, log *slog.Logger) error {
 	timeout, err := pluginTimeout(os.Getenv("INIT_PLUGIN_TIMEOUT"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	set, err := reg.New(names)
-	if err != nil {
-		return nil, err
-	}
-	show(set)
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -88,7 +79,7 @@ func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, en
 	}
 	start := time.Now()
 	if err := set.Start(ctx, env); err != nil {
-		return nil, timedOut(err)
+		return timedOut(err)
 	}
 	jp, okJ := set.Get(jupyter.Name)
 	sk, okS := set.Get(agentskills.Name)
@@ -98,7 +89,7 @@ func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, en
 		if ok1 && ok2 {
 			if err := adder.AddInitCell(ctx, imp.ImportCell()); err != nil {
 				set.Stop(context.WithoutCancel(ctx))
-				return nil, timedOut(fmt.Errorf("load agent skills into the kernel: %w", err))
+				return timedOut(fmt.Errorf("load agent skills into the kernel: %w", err))
 			}
 		}
 	}
@@ -106,7 +97,7 @@ func startPlugins(ctx context.Context, reg *plugins.Registry, names []string, en
 		log.Info("plugin started", "plugin", st.Name, "state", st.State, "error", st.Error, "port", st.Port)
 	}
 	log.Info("plugins ready", "took", time.Since(start))
-	return set, nil
+	return nil
 }
 
 // localURL is how processes in the sandbox reach the server on addr.
