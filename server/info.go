@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -11,13 +12,34 @@ import (
 // alive is the readiness probe: 200 only once actions can be taken (an
 // executor whose default shell is still starting holds the actions that
 // need it until it is up).
+//
+// A probe that comes while the server is about to be ready is held for up
+// to aliveHold rather than sent away: without plugins that is a millisecond
+// away, and a host polling every few seconds would otherwise lose a whole
+// interval to it.
 func (s *Server) alive(c *gin.Context) {
+	if s.exec.Load() == nil {
+		t := time.NewTimer(aliveHold)
+		defer t.Stop()
+		if s.aliveHeld != nil {
+			s.aliveHeld()
+		}
+		select {
+		case <-s.ready:
+		case <-t.C:
+		case <-c.Request.Context().Done():
+		}
+	}
 	if s.exec.Load() == nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
+
+// aliveHold is how long /alive waits for readiness before it answers 503;
+// well within the probe timeouts of hosts (5 s) and of Kubernetes (1 s).
+const aliveHold = 250 * time.Millisecond
 
 // serverInfo reports uptime, idle time and resources. It never waits for
 // actions, so it answers while a command runs.

@@ -45,6 +45,11 @@ type Server struct {
 	// starting reports the plugins' states /server_info shows until exec
 	// is set.
 	starting atomic.Pointer[func() []api.PluginStatus]
+	// ready is closed when exec is set, once.
+	ready     chan struct{}
+	readyOnce sync.Once
+	// aliveHeld, when set (by tests), is called as /alive starts to wait.
+	aliveHeld func()
 
 	cpuMu   sync.Mutex
 	cpuLast cpuSample
@@ -65,7 +70,7 @@ func New(opts Options) *Server {
 	// gin keeps its mode in a package variable; set it once, before the
 	// first engine, rather than per server.
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
-	s := &Server{opts: opts, log: opts.Logger, started: time.Now()}
+	s := &Server{opts: opts, log: opts.Logger, started: time.Now(), ready: make(chan struct{})}
 	s.cpuLast = readCPUSample()
 	if opts.IdleTrim == 0 {
 		opts.IdleTrim = time.Second
@@ -79,7 +84,10 @@ func New(opts Options) *Server {
 
 // SetReady hands the server an executor that takes actions (its default
 // shell may still be starting): from now on /alive is 200.
-func (s *Server) SetReady(e *executor.Executor) { s.exec.Store(e) }
+func (s *Server) SetReady(e *executor.Executor) {
+	s.exec.Store(e)
+	s.readyOnce.Do(func() { close(s.ready) })
+}
 
 // ShowStarting makes /server_info report the states of plugins that are
 // still starting, as states returns them, so a host waiting for /alive can

@@ -136,3 +136,48 @@ func lookup(doc map[string]any, path string) any {
 	}
 	return v
 }
+
+func TestAlive_HeldUntilReadyThen503(t *testing.T) {
+	s, url := newTestServer(t, false, nil)
+	held := make(chan struct{}, 2)
+	s.aliveHeld = func() { held <- struct{}{} }
+	get := func() (int, string) {
+		resp, err := http.Get(url + "/alive")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	// Nothing makes it ready: the probe is answered 503 after the hold.
+	code, body := get()
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.JSONEq(t, `{"status": "not initialized"}`, body)
+	<-held
+
+	// A probe waiting when the server becomes ready gets 200.
+	type answer struct {
+		code int
+		body string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := http.Get(url + "/alive")
+		if err != nil {
+			got <- answer{}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- answer{resp.StatusCode, string(b)}
+	}()
+	e, err := executor.New(context.Background(), executor.Options{
+		WorkDir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close(context.Background()) })
+	<-held
+	s.SetReady(e)
+	a := <-got
+	assert.Equal(t, http.StatusOK, a.code)
+	assert.JSONEq(t, `{"status": "ok"}`, a.body)
+}
