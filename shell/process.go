@@ -96,9 +96,9 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 
 	select {
 	case <-p.ready:
-		// Only now: it reads the whole of /tmp, and would take CPU
-		// from the first shell's start, which start-up waits for.
-		sweepOnce.Do(func() { go sweepStaleDirs(opts.TempDir) })
+		// Later: it reads the whole of /tmp, and would take CPU from
+		// the first shell's start and the first commands.
+		sweepOnce.Do(func() { time.AfterFunc(sweepDelay, func() { sweepStaleDirs(opts.TempDir) }) })
 		return p, nil
 	case <-p.exited:
 		p.close(noGrace())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // dirPrefix starts the name of a session's private directory; the server's
@@ -17,6 +18,9 @@ const dirPrefix = "action-server-shell-"
 func sessDirPrefix() string { return dirPrefix + strconv.Itoa(os.Getpid()) + "-" }
 
 var sweepOnce sync.Once
+
+// sweepDelay is how long after the first shell is up the sweep runs.
+const sweepDelay = 5 * time.Second
 
 // sweepStaleDirs removes session directories whose server no longer runs:
 // a server ended by SIGKILL cannot remove its own.
