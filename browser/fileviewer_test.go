@@ -144,3 +144,12 @@ func TestFileViewer_DrawsPDFWithInstalledPDFJS(t *testing.T) {
 	assert.NotContains(t, obs.Content, "Error loading file")
 	assert.Regexp(t, `(?m)^\t*\[\d+\] Canvas ''$`, obs.Content)
 }
+
+func TestOverwrite_ReplacesTheWholeContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "url")
+	require.NoError(t, overwrite(path, []byte("http://localhost:123456789")))
+	require.NoError(t, overwrite(path, []byte("http://localhost:80")))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "http://localhost:80", string(got), "no tail of the longer, older address")
+}
