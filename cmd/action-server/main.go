@@ -107,8 +107,9 @@ func run(args []string) int {
 		}
 	}()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	go stopOnSignal(stop)
 	apiKey := os.Getenv("SESSION_API_KEY")
 
 	// bash takes longest to come up: the default shell starts first, and
@@ -164,6 +165,17 @@ func run(args []string) int {
 	})
 	shutdown(httpSrv, exec, log)
 	return code
+}
+
+// stopOnSignal calls stop on SIGTERM or SIGINT, and keeps catching them
+// until the process ends. It runs beside start-up: setting up the catching
+// starts a thread, half a millisecond that readiness need not wait for (a
+// signal in that first millisecond ends the process at once).
+func stopOnSignal(stop context.CancelFunc) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	<-sigs
+	stop()
 }
 
 // serveUntilEnd waits for a signal, the server's failure or the default
