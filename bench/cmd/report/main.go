@@ -131,9 +131,13 @@ Notes:
   event and its own stdio hop. Node's memory for each MCP server is the
   server's own and is not counted in the per-server row.
 - Start-up rows: the floor is a bare interactive bash started on a PTY
-  until it prints a marker; the server starts such a bash too.
+  until it prints a marker; the server starts such a bash too. /alive is
+  200 once the server takes actions, which may be before that bash is up
+  (actions that need it wait for it): the first run result includes it.
 - Idle RSS counts the server process only, all of its resident pages,
-  its binary's code among them.
+  its binary's code and read-only data among them (shared page cache,
+  most of the binary: the kernel maps a file's cached pages around each
+  one touched).
 - The 64-session memory row allows 0.4 MB per session for each session's
   own state (screen, buffers) besides the output the budget bounds.
 - Pipe mode runs outside the terminal (see README): its floor is seq
