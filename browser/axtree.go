@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
@@ -156,7 +157,7 @@ func (t *axTree) object() map[string]any {
 
 // descriptionMark matches the bid that the page marking puts in the
 // aria-description of canvases, with the space that may follow it.
-var descriptionMark = regexp.MustCompile(`^browsergym_id_[a-zA-Z0-9]+\s?`)
+var descriptionMark = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^browsergym_id_[a-zA-Z0-9]+\s?`) })
 
 // stripDescriptionMark takes the page marking's bid out of a node's
 // description and drops the description when nothing else is left, as
@@ -167,10 +168,10 @@ func stripDescriptionMark(node map[string]any) {
 		return
 	}
 	s, ok := desc["value"].(string)
-	if !ok || !descriptionMark.MatchString(s) {
+	if !ok || !descriptionMark().MatchString(s) {
 		return
 	}
-	if rest := descriptionMark.ReplaceAllString(s, ""); rest != "" {
+	if rest := descriptionMark().ReplaceAllString(s, ""); rest != "" {
 		desc["value"] = rest
 	} else {
 		delete(node, "description")

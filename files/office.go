@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxXMLPart bounds how much of one document part is read, so a crafted
@@ -140,7 +141,14 @@ func markdownTable(rows [][]string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-var headingStyle = regexp.MustCompile(`(?i)^heading\s*([1-6])$`)
+// lazyRegexp compiles expr on first use: compiled at package
+// initialisation, the office parsers' expressions cost every start of the
+// server, which mostly never reads an office file.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+var headingStyle = lazyRegexp(`(?i)^heading\s*([1-6])$`)
 
 // docxToMarkdown renders paragraphs (headings as "#"), list items and
 // tables of word/document.xml.
@@ -182,7 +190,7 @@ func docxToMarkdown(o ooxml) (string, error) {
 				prefix = ""
 			case "pStyle":
 				v := attr(t, "val")
-				if m := headingStyle.FindStringSubmatch(v); m != nil {
+				if m := headingStyle().FindStringSubmatch(v); m != nil {
 					n, _ := strconv.Atoi(m[1])
 					prefix = strings.Repeat("#", n) + " "
 				} else if strings.EqualFold(v, "Title") {
@@ -304,7 +312,7 @@ func (o ooxml) sharedStrings() ([]string, error) {
 	}
 }
 
-var cellColumn = regexp.MustCompile(`^([A-Z]+)`)
+var cellColumn = lazyRegexp(`^([A-Z]+)`)
 
 // sheetRows reads a worksheet's cell values into a dense grid.
 func (o ooxml) sheetRows(part string, shared []string) ([][]string, error) {
@@ -383,7 +391,7 @@ func (o ooxml) sheetRows(part string, shared []string) ([][]string, error) {
 }
 
 func columnIndex(ref string) int {
-	m := cellColumn.FindString(ref)
+	m := cellColumn().FindString(ref)
 	if m == "" {
 		return -1
 	}
@@ -512,11 +520,11 @@ func (o ooxml) slideMarkdown(part string) (string, error) {
 				if alt == "" {
 					alt = picName
 				}
-				out.WriteString("\n![" + alt + "](" + nonWord.ReplaceAllString(picName, "") + ".jpg)\n")
+				out.WriteString("\n![" + alt + "](" + nonWord().ReplaceAllString(picName, "") + ".jpg)\n")
 			}
 		}
 	}
 	return out.String(), nil
 }
 
-var nonWord = regexp.MustCompile(`\W`)
+var nonWord = lazyRegexp(`\W`)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ServerConfig is one stdio MCP server, as the host sends it.
@@ -44,8 +45,9 @@ func (e *ConfigError) Error() string { return fmt.Sprintf("MCP server %d: %v", e
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 var (
-	validName   = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	validEnvKey = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	// Compiled on first use, not at every start of the server.
+	validName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]+$`) })
+	validEnvKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`) })
 )
 
 // wireConfig accepts what upstream's model accepts: args as a list or as
@@ -100,7 +102,7 @@ func parseConfig(r json.RawMessage) (ServerConfig, error) {
 	if c.Name == "" {
 		return c, errors.New("Server name cannot be empty")
 	}
-	if !validName.MatchString(c.Name) {
+	if !validName().MatchString(c.Name) {
 		return c, errors.New("Server name can only contain letters, numbers, hyphens, and underscores")
 	}
 	c.Command = strings.TrimSpace(*w.Command)
@@ -160,7 +162,7 @@ func parseEnv(r json.RawMessage) (map[string]string, error) {
 				return nil, fmt.Errorf("Environment variable '%s' must be in KEY=VALUE format", pair)
 			}
 			k = strings.TrimSpace(k)
-			if !validEnvKey.MatchString(k) {
+			if !validEnvKey().MatchString(k) {
 				return nil, fmt.Errorf("Invalid environment variable name '%s'", k)
 			}
 			env[k] = v

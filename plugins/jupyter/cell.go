@@ -3,6 +3,7 @@ package jupyter
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
@@ -41,7 +42,9 @@ func timedOutText(seconds float64) string {
 
 // sgr matches the colour codes upstream strips: ESC[n m with up to three
 // numbers.
-var sgr = regexp.MustCompile(`\x1b\[\d+(;\d+){0,2}m`)
+// Compiled on first use: at package initialisation it would cost every
+// start of the server, with or without Jupyter.
+var sgr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[\d+(;\d+){0,2}m`) })
 
 // output is one piece of a cell's output, in arrival order.
 type output struct {
@@ -69,7 +72,7 @@ func content(c Cell, outs []output, timedOut bool, note, interpreter string) Res
 	case !hasText:
 		body = noOutputText
 	}
-	body = strings.TrimRight(sgr.ReplaceAllString(body, ""), " \t\n\r\v\f")
+	body = strings.TrimRight(sgr().ReplaceAllString(body, ""), " \t\n\r\v\f")
 	if note != "" {
 		body = note + "\n" + body
 	}

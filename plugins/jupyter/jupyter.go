@@ -383,7 +383,7 @@ func (p *Plugin) AddInitCell(ctx context.Context, code string) error {
 		return err
 	}
 	if text := joinText(outs); strings.Contains(text, "Error") {
-		return fmt.Errorf("init cell failed: %s", strings.TrimSpace(sgr.ReplaceAllString(text, "")))
+		return fmt.Errorf("init cell failed: %s", strings.TrimSpace(sgr().ReplaceAllString(text, "")))
 	}
 	return nil
 }
