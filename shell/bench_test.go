@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -33,5 +34,26 @@ func BenchmarkScreen_PlainOutput(b *testing.B) {
 	b.SetBytes(int64(len(chunk)))
 	for b.Loop() {
 		s.Write(chunk)
+	}
+}
+
+// BenchmarkScreen_SeqOutput measures what the terminal's reader does with
+// `seq` output as a terminal delivers it: short lines ending in "\r\n", in
+// reads of a kilobyte or two, kept in a command's output buffer.
+func BenchmarkScreen_SeqOutput(b *testing.B) {
+	var out []byte
+	for i := range 100000 {
+		out = strconv.AppendInt(out, int64(i), 10)
+		out = append(out, '\r', '\n')
+	}
+	r := newRing(8 << 20)
+	s := newScreen(r.Write, nil)
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		for rest := out; len(rest) > 0; {
+			n := min(len(rest), 1500)
+			s.WriteAt(rest[:n], time.Time{})
+			rest = rest[n:]
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -38,7 +39,10 @@ type screen struct {
 	// osc receives operating system commands (markers). It may call flush.
 	osc func(cmd int, data []byte)
 
-	enc   []byte   // scratch for encoding lines
+	// out collects finalized text for the sink, which gets it once per
+	// Write (and before a marker, settle or flush) rather than once per
+	// line: bulk output is mostly short lines.
+	out   []byte
 	spare [][]rune // emptied line buffers, reused for new lines
 
 	// linesArr and modArr are the arrays lines and mod slide through as
@@ -73,6 +77,9 @@ func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
 		HandleCsi: s.csi,
 		HandleEsc: s.esc,
 		HandleOsc: func(cmd int, data []byte) {
+			// The handler may route what follows elsewhere (a marker
+			// changes the phase): what came before goes out first.
+			s.drain()
 			if s.osc != nil {
 				s.osc(cmd, data)
 			}
@@ -103,11 +110,24 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 				b = b[i:]
 				continue
 			}
+			// Line ends, as the parser would execute them in this
+			// state, without its dispatch: one pair per line of output.
+			switch b[0] {
+			case '\r':
+				s.col = 0
+				b = b[1:]
+				continue
+			case '\n':
+				s.lineFeed()
+				b = b[1:]
+				continue
+			}
 		}
 		s.p.Advance(b[0])
 		b = b[1:]
 	}
 	s.touch()
+	s.drain()
 	return n, nil
 }
 
@@ -127,6 +147,7 @@ func (s *screen) settle(now time.Time, quiet time.Duration) {
 	for s.row > 0 && now.Sub(s.mod[0]) >= quiet {
 		s.popFirst()
 	}
+	s.drain()
 }
 
 func (s *screen) printASCII(b []byte) {
@@ -283,17 +304,35 @@ func (s *screen) compact() {
 	clear(s.linesArr[n:cap(s.linesArr)])
 }
 
+// emit queues finalized text for the sink; drain hands it over.
 func (s *screen) emit(line []rune, newline bool) {
-	s.enc = s.enc[:0]
-	for _, r := range line {
-		s.enc = utf8.AppendRune(s.enc, r)
+	// Most lines are ASCII: store those bytes directly, encode from the
+	// first other rune on.
+	n := len(s.out)
+	s.out = slices.Grow(s.out, len(line)+1)[:n+len(line)]
+	dst := s.out[n:]
+	i := 0
+	for i < len(line) && line[i] < utf8.RuneSelf {
+		dst[i] = byte(line[i])
+		i++
+	}
+	s.out = s.out[:n+i]
+	for _, r := range line[i:] {
+		s.out = utf8.AppendRune(s.out, r)
 	}
 	if newline {
-		s.enc = append(s.enc, '\n')
+		s.out = append(s.out, '\n')
 	}
-	if len(s.enc) > 0 && s.sink != nil {
-		s.sink(s.enc)
+}
+
+// drain hands the finalized text queued by emit to the sink. Every entry
+// point that can finalize text calls it before returning, so the sink sees
+// text in the order, and under the routing, it had when emitted.
+func (s *screen) drain() {
+	if len(s.out) > 0 && s.sink != nil {
+		s.sink(s.out)
 	}
+	s.out = s.out[:0]
 }
 
 // flush finalizes every live line. The last line is emitted without a
@@ -303,6 +342,7 @@ func (s *screen) flush() {
 		s.popFirst()
 	}
 	s.emit(s.lines[0], false)
+	s.drain()
 	s.mod[0] = time.Time{}
 	s.lines[0] = s.lines[0][:0]
 	s.liveSize = 0
