@@ -315,7 +315,7 @@ func (c *Client) Watch(ctx context.Context, path string, recursive bool) (<-chan
 		defer resp.Body.Close()
 		err := readSSE(resp.Body, func(sse sseEvent) (bool, error) {
 			var ev api.WatchEvent
-			if err := json.Unmarshal([]byte(sse.Data), &ev); err != nil {
+			if err := json.Unmarshal(sse.Data, &ev); err != nil {
 				return false, fmt.Errorf("decode watch event: %w", err)
 			}
 			select {

@@ -132,31 +132,31 @@ func (c *Client) streamOnce(ctx context.Context, session string, id int64, off *
 	return done, progressed, err
 }
 
-func decodeEvent(kind, data string, off int64) (StreamEvent, error) {
+func decodeEvent(kind string, data []byte, off int64) (StreamEvent, error) {
 	ev := StreamEvent{Kind: kind, Offset: off}
 	switch kind {
 	case api.EventOutput:
-		var d api.OutputEvent
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
+		d, err := decodeOutputEvent(data)
+		if err != nil {
 			return ev, fmt.Errorf("decode output event: %w", err)
 		}
 		ev.Offset, ev.Data = d.Offset, d.Data
 		ev.Next = d.Offset + int64(len(d.Data))
 	case api.EventLost:
 		var d api.LostEvent
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
+		if err := json.Unmarshal(data, &d); err != nil {
 			return ev, fmt.Errorf("decode lost event: %w", err)
 		}
 		ev.Offset, ev.Lost = d.To, d.Bytes
 	case api.EventTail:
 		var d api.TailEvent
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
+		if err := json.Unmarshal(data, &d); err != nil {
 			return ev, fmt.Errorf("decode tail event: %w", err)
 		}
 		ev.Offset, ev.Tail = d.Offset, d.Tail
 	case api.EventExit:
 		var cmd api.Command
-		if err := json.Unmarshal([]byte(data), &cmd); err != nil {
+		if err := json.Unmarshal(data, &cmd); err != nil {
 			return ev, fmt.Errorf("decode exit event: %w", err)
 		}
 		ev.Command = &cmd
