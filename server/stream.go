@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,6 +51,7 @@ func (s *Server) streamOutput(c *gin.Context) {
 		off = n
 	}
 	w := startSSE(c)
+	ev := newEventWriter(w)
 
 	ctx := c.Request.Context()
 	keepAlive := time.NewTicker(sseKeepAlive)
@@ -59,18 +61,18 @@ func (s *Server) streamOutput(c *gin.Context) {
 		changed := cmd.Changed()
 		ch := cmd.Read(off, sseChunk)
 		if ch.Lost > 0 {
-			if !writeEvent(w, api.EventLost, ch.Offset, api.LostEvent{From: off, To: ch.Offset, Bytes: ch.Lost}) {
+			if !ev.write(api.EventLost, ch.Offset, api.LostEvent{From: off, To: ch.Offset, Bytes: ch.Lost}) {
 				return
 			}
 		}
 		if ch.Data != "" {
-			if !writeEvent(w, api.EventOutput, ch.NextOffset, api.OutputEvent{Offset: ch.Offset, Data: ch.Data}) {
+			if !ev.write(api.EventOutput, ch.NextOffset, api.OutputEvent{Offset: ch.Offset, Data: ch.Data}) {
 				return
 			}
 		}
 		off = ch.NextOffset
 		if ch.Done {
-			writeEvent(w, api.EventExit, off, cmd.Info())
+			ev.write(api.EventExit, off, cmd.Info())
 			w.Flush()
 			return
 		}
@@ -79,7 +81,7 @@ func (s *Server) streamOutput(c *gin.Context) {
 		}
 		if ch.Tail != lastTail {
 			lastTail = ch.Tail
-			if !writeEvent(w, api.EventTail, -1, api.TailEvent{Offset: off, Tail: ch.Tail}) {
+			if !ev.write(api.EventTail, -1, api.TailEvent{Offset: off, Tail: ch.Tail}) {
 				return
 			}
 		}
@@ -113,17 +115,37 @@ func startSSE(c *gin.Context) gin.ResponseWriter {
 	return w
 }
 
-// writeEvent writes one SSE event; id < 0 writes none. It reports whether
-// the client is still there.
-func writeEvent(w gin.ResponseWriter, event string, id int64, data any) bool {
-	b, err := json.Marshal(data)
-	if err != nil {
+// eventWriter writes SSE events. Each is built in one reused buffer and
+// written at once: following bulk output, an event is a chunk of up to
+// sseChunk bytes, and encoding each into a new slice, then formatting that
+// into the response, copied every byte twice more.
+type eventWriter struct {
+	w   gin.ResponseWriter
+	buf bytes.Buffer
+	enc *json.Encoder // into buf; as json.Marshal, plus a newline
+}
+
+func newEventWriter(w gin.ResponseWriter) *eventWriter {
+	e := &eventWriter{w: w}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}
+
+// write writes one event; id < 0 writes none. It reports whether the
+// client is still there.
+func (e *eventWriter) write(event string, id int64, data any) bool {
+	e.buf.Reset()
+	e.buf.WriteString("event: ")
+	e.buf.WriteString(event)
+	if id >= 0 {
+		e.buf.WriteString("\nid: ")
+		e.buf.Write(strconv.AppendInt(e.buf.AvailableBuffer(), id, 10))
+	}
+	e.buf.WriteString("\ndata: ")
+	if err := e.enc.Encode(data); err != nil {
 		return false
 	}
-	if id >= 0 {
-		_, err = fmt.Fprintf(w, "event: %s\nid: %d\ndata: %s\n\n", event, id, b)
-	} else {
-		_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	}
+	e.buf.WriteByte('\n') // Encode ended the data line; this ends the event
+	_, err := e.w.Write(e.buf.Bytes())
 	return err == nil
 }
