@@ -85,10 +85,14 @@ func (c *Client) Command(ctx context.Context, session string, id int64) (*api.Co
 // when there is none yet.
 func (c *Client) Output(ctx context.Context, session string, id, offset int64, wait time.Duration) (*api.OutputChunk, error) {
 	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "wait": {strconv.FormatInt(wait.Milliseconds(), 10)}}
-	var ch api.OutputChunk
+	var raw json.RawMessage
 	path := sessionPath(session, "commands", strconv.FormatInt(id, 10), "output") + "?" + q.Encode()
-	if err := c.do(ctx, http.MethodGet, path, nil, &ch); err != nil {
+	if err := c.do(ctx, http.MethodGet, path, nil, &raw); err != nil {
 		return nil, err
+	}
+	ch, err := decodeOutputChunk(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: decode response: %w", http.MethodGet, path, err)
 	}
 	return &ch, nil
 }
