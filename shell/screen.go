@@ -63,6 +63,9 @@ const (
 	lineMaxRunes = 16 << 10
 	// spareLineCap is the largest line buffer kept for reuse.
 	spareLineCap = 1 << 10
+	// maxKeptOut is the largest buffer of finalized text kept for reuse;
+	// a terminal read rarely finalizes more.
+	maxKeptOut = 64 << 10
 )
 
 func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
@@ -312,7 +315,7 @@ func (s *screen) emit(line []rune, newline bool) {
 	s.out = slices.Grow(s.out, len(line)+1)[:n+len(line)]
 	dst := s.out[n:]
 	i := 0
-	for i < len(line) && line[i] < utf8.RuneSelf {
+	for i < len(line) && uint32(line[i]) < utf8.RuneSelf {
 		dst[i] = byte(line[i])
 		i++
 	}
@@ -333,6 +336,10 @@ func (s *screen) drain() {
 		s.sink(s.out)
 	}
 	s.out = s.out[:0]
+	if cap(s.out) > maxKeptOut {
+		// A flush of a large live window: do not keep its size.
+		s.out = nil
+	}
 }
 
 // flush finalizes every live line. The last line is emitted without a
