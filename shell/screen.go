@@ -101,8 +101,11 @@ func (s *screen) Write(b []byte) (int, error) {
 func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 	s.now = now
 	n := len(b)
+	// Only Advance changes the parser's state; asking it for every run of
+	// text cost as much as handling the run.
+	ground := s.p.State() == parser.GroundState
 	for len(b) > 0 {
-		if s.p.State() == parser.GroundState {
+		if ground {
 			// Fast path: runs of printable ASCII, the bulk of most output.
 			i := 0
 			for i < len(b) && b[i] >= 0x20 && b[i] < 0x7f {
@@ -128,6 +131,7 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 		}
 		s.p.Advance(b[0])
 		b = b[1:]
+		ground = s.p.State() == parser.GroundState
 	}
 	s.touch()
 	s.drain()
