@@ -179,6 +179,21 @@ func TestRun_LongCommandReachesBashIntact(t *testing.T) {
 	assert.Contains(t, res.Content, `\t`, "control characters in a command are not keystrokes")
 }
 
+func TestRun_TerminalModeIsRestoredBeforeEachCommand(t *testing.T) {
+	s := newSession(t, nil)
+	// A program that crashed in raw mode leaves the terminal so; the
+	// next command must find it cooked again, as every time it is right.
+	for range 2 {
+		res := run(t, s, done("stty -echo -icanon -isig ixon; echo set", false))
+		require.Equal(t, "set", res.Content)
+		mode := " " + strings.Join(strings.Fields(run(t, s, cmd("stty -a")).Content), " ") + " "
+		for _, flag := range []string{" echo ", " icanon ", " isig ", " -ixon "} {
+			assert.Contains(t, mode, flag)
+		}
+	}
+	assert.Equal(t, "fine", run(t, s, cmd("echo fine")).Content)
+}
+
 func TestRun_NoChangeTimeout(t *testing.T) {
 	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd("echo start; sleep 2; echo end"))
