@@ -29,6 +29,7 @@ func (c *cmdFile) write(text string) error {
 	if c.closed {
 		return ErrClosed
 	}
+	size := int64(-1) // the file's length before this write; -1: unknown
 	if c.f != nil {
 		// Agents do clean /tmp: a file unlinked under us is no longer
 		// the one bash opens by path.
@@ -39,6 +40,8 @@ func (c *cmdFile) write(text string) error {
 		} else if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink == 0 {
 			c.f.Close()
 			c.f = nil
+		} else {
+			size = fi.Size()
 		}
 	}
 	if c.f == nil {
@@ -49,8 +52,13 @@ func (c *cmdFile) write(text string) error {
 	if _, err := c.f.WriteAt([]byte(text), 0); err != nil {
 		return fmt.Errorf("write command file: %w", err)
 	}
-	if err := c.f.Truncate(int64(len(text))); err != nil {
-		return fmt.Errorf("write command file: %w", err)
+	// Cut off what is left of a longer command before it. A truncate
+	// costs more than the write, so it is skipped when nothing is left
+	// over: the same command again, or a longer one.
+	if size < 0 || size > int64(len(text)) {
+		if err := c.f.Truncate(int64(len(text))); err != nil {
+			return fmt.Errorf("write command file: %w", err)
+		}
 	}
 	return nil
 }
