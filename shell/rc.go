@@ -69,9 +69,13 @@ alias git="git --no-pager"
 	// per here-document the command leaves open: "-" (<<-, leading tabs
 	// do not count) or "+", then the line that ends its body. __as_hd
 	// reads those bodies from the terminal, as bash reads a here-document
-	// typed at its prompt, and appends them to the command.
+	// typed at its prompt, and appends them to the command. The second
+	// read runs only when the first one stopped at a NUL byte (read then
+	// succeeds): each read costs bash several microseconds, and most
+	// commands leave no here-document open.
 	b.WriteString(`__as_in() {
-  { \builtin read -r -d '' __as_c; IFS= \builtin read -r -d '' __as_h; } <"$__as_f" || \builtin true
+  __as_h=
+  { \builtin read -r -d '' __as_c && IFS= \builtin read -r -d '' __as_h; } <"$__as_f" || \builtin true
   [[ -z $__as_h ]] || __as_hd
   \builtin history -s -- "$__as_c"
 }
