@@ -66,6 +66,8 @@ const (
 	// maxKeptOut is the largest buffer of finalized text kept for reuse;
 	// a terminal read rarely finalizes more.
 	maxKeptOut = 64 << 10
+	// oscDataMax bounds the data of an OSC sequence the parser keeps.
+	oscDataMax = 4096
 )
 
 func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
@@ -73,22 +75,25 @@ func newScreen(sink func([]byte), osc func(cmd int, data []byte)) *screen {
 	s.p = ansi.NewParser()
 	// Our markers are short; a bounded buffer keeps a hostile OSC from
 	// growing memory.
-	s.p.SetDataSize(4096)
+	s.p.SetDataSize(oscDataMax)
 	s.p.SetHandler(ansi.Handler{
 		Print:     s.print,
 		Execute:   s.execute,
 		HandleCsi: s.csi,
 		HandleEsc: s.esc,
-		HandleOsc: func(cmd int, data []byte) {
-			// The handler may route what follows elsewhere (a marker
-			// changes the phase): what came before goes out first.
-			s.drain()
-			if s.osc != nil {
-				s.osc(cmd, data)
-			}
-		},
+		HandleOsc: s.handleOSC,
 	})
 	return s
+}
+
+// handleOSC passes an OSC sequence to osc. The handler may route what
+// follows elsewhere (a marker changes the phase): what came before goes
+// out first.
+func (s *screen) handleOSC(cmd int, data []byte) {
+	s.drain()
+	if s.osc != nil {
+		s.osc(cmd, data)
+	}
 }
 
 // Write feeds terminal output to the screen. It never fails.
@@ -128,6 +133,10 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 				b = b[1:]
 				continue
 			}
+			if k := s.plainOSC(b); k > 0 {
+				b = b[k:]
+				continue
+			}
 		}
 		s.p.Advance(b[0])
 		b = b[1:]
@@ -136,6 +145,41 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 	s.touch()
 	s.drain()
 	return n, nil
+}
+
+// plainOSC handles an OSC sequence at the start of b that is whole, ends
+// with BEL and holds only a number, ';' and printable ASCII, as the
+// shell's markers do, and returns its length; 0 leaves b to the parser.
+// The parser would take it byte by byte to the same call of osc, and
+// every prompt carries a dozen markers.
+func (s *screen) plainOSC(b []byte) int {
+	if len(b) < 4 || b[0] != 0x1b || b[1] != ']' {
+		return 0
+	}
+	cmd, digits := 0, 0
+	for i := 2; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case digits >= 0 && c >= '0' && c <= '9':
+			if digits++; digits > 9 {
+				return 0
+			}
+			cmd = cmd*10 + int(c-'0')
+		case digits > 0 && c == ';':
+			digits = -1 // the number is complete; the rest is data
+		case digits < 0 && c >= 0x20 && c < 0x7f:
+		case digits < 0 && c == 0x07:
+			data := b[2:i]
+			if len(data) > oscDataMax {
+				return 0
+			}
+			s.handleOSC(cmd, data)
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // touch records that the cursor's line changed now. Lines the cursor

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,50 @@ func TestScreen_PlainLinesAllocateNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, func() { s.WriteAt(chunk, now) })
 	assert.Zero(t, allocs, "allocations per 1000 lines")
 	assert.Positive(t, sunk)
+}
+
+// TestScreen_OSCWholeOrByteByByte checks that an OSC sequence arriving
+// whole, which the screen takes in one step, reaches osc and the text
+// around it exactly as it does through the parser, byte by byte.
+func TestScreen_OSCWholeOrByteByByte(t *testing.T) {
+	feed := func(data string, split bool) string {
+		var out strings.Builder
+		s := newScreen(func(b []byte) { out.Write(b) }, func(cmd int, d []byte) {
+			out.WriteString("<" + strconv.Itoa(cmd) + "|" + string(d) + ">")
+		})
+		if !split {
+			s.Write([]byte(data))
+		} else {
+			for i := range len(data) {
+				s.Write([]byte{data[i]})
+			}
+		}
+		s.flush()
+		return out.String()
+	}
+	cases := []string{
+		"a\x1b]697;0123456789abcdef;E\x070\x1b]697;0123456789abcdef;F\x07/usr/bin\x1b]697;0123456789abcdef;D\x07b",
+		"out\r\nlast line\r\n\x1b]697;0123456789abcdef;S\x07more\r\n\x1b]697;0123456789abcdef;E\x07",
+		// Lines scrolled out of the live window before the marker.
+		strings.Repeat("line\r\n", 3*screenLines/2) + "\x1b]697;0123456789abcdef;E\x07tail",
+		"\x1b]0;window title\x07x",
+		"\x1b]633;D;0\x07after",
+		"\x1b]8;;http://example.com/\x07link\x1b]8;;\x07",
+		"\x1b]697\x07no data",
+		"\x1b];no number\x07z",
+		"\x1b]12a;mixed\x07z",
+		"\x1b]1234567890123;too long a number\x07z",
+		"\x1b]2;tab\tinside\x07z",
+		"\x1b]2;ends with ST\x1b\\z",
+		"\x1b]2;unfinished",
+		"\x1b]2;" + strings.Repeat("d", 5000) + "\x07big",
+		"\x1b]2;" + strings.Repeat("d", 4094) + "\x07fits",
+		"\x1b]2;caf\xc3\xa9\x07utf-8",
+	}
+	for _, data := range cases {
+		assert.Equal(t, feed(data, true), feed(data, false), "%q", data)
+	}
+	// Text reaches the sink only when a line is final (here: at the end).
+	assert.Equal(t, "<697|697;0123456789abcdef;E><697|697;0123456789abcdef;F><697|697;0123456789abcdef;D>a0/usr/binb",
+		feed(cases[0], false))
 }
