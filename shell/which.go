@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,8 +11,14 @@ import (
 // empty ones, meaning ".") are taken from the shell's directory. It returns
 // "" when there is none. uid and gids are the shell's user; uid 0 may run
 // any file with an execute bit, as access(2) grants root.
+//
+// It runs at every prompt, before the command's completion is reported,
+// so it stats into a local Stat_t: os.Stat would allocate a FileInfo for
+// each directory of PATH.
 func which(name, path, pwd string, uid int, gids []int) string {
-	for _, dir := range strings.Split(path, ":") {
+	for rest, more := path, true; more; {
+		var dir string
+		dir, rest, more = strings.Cut(rest, ":")
 		if dir == "" {
 			dir = "."
 		}
@@ -21,24 +26,31 @@ func which(name, path, pwd string, uid int, gids []int) string {
 			dir = filepath.Join(pwd, dir)
 		}
 		p := filepath.Join(dir, name)
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() {
+		var st syscall.Stat_t
+		if err := statNoEINTR(p, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 			continue
 		}
-		if executableBy(fi, uid, gids) {
+		if executableBy(&st, uid, gids) {
 			return p
 		}
 	}
 	return ""
 }
 
-func executableBy(fi os.FileInfo, uid int, gids []int) bool {
-	mode := fi.Mode().Perm()
-	if uid == 0 {
-		return mode&0o111 != 0
+// statNoEINTR is stat(2), retried when a signal interrupts it, as os.Stat
+// does.
+func statNoEINTR(path string, st *syscall.Stat_t) error {
+	for {
+		err := syscall.Stat(path, st)
+		if err != syscall.EINTR {
+			return err
+		}
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+}
+
+func executableBy(st *syscall.Stat_t, uid int, gids []int) bool {
+	mode := st.Mode & 0o777
+	if uid == 0 {
 		return mode&0o111 != 0
 	}
 	if int(st.Uid) == uid {
