@@ -228,10 +228,10 @@ func (c *Client) Execute(ctx context.Context, a event.Action) (event.Observation
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(map[string]json.RawMessage{"action": raw})
-	if err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
-	}
+	// raw is compact JSON already: wrapping it by hand gives the bytes
+	// json.Marshal would, without another pass over the whole action.
+	body := make([]byte, 0, len(raw)+len(`{"action":}`))
+	body = append(append(append(body, `{"action":`...), raw...), '}')
 	if t := a.ActionHeader().HardTimeout(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t+executeSlack)
