@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +78,7 @@ func screenOutput(chunks ...[]byte) string {
 	var out bytes.Buffer
 	s := newScreen(func(b []byte) { out.Write(b) }, func(cmd int, data []byte) {
 		out.WriteString("<osc ")
-		out.WriteString(string(rune('0' + cmd%10)))
+		out.WriteString(strconv.Itoa(cmd) + ";")
 		out.Write(data)
 		out.WriteString(">")
 	})
