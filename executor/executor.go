@@ -207,8 +207,8 @@ func (e *Executor) shell(ctx context.Context, name string) (*shell.Session, erro
 }
 
 // cwd returns the default shell's working directory, against which
-// relative paths of file actions resolve: the workspace until the shell
-// is up.
+// relative paths of file actions resolve, once the shell is up (it waits
+// until ctx ends); the workspace when there is no shell.
 func (e *Executor) cwd(ctx context.Context) string {
 	if s, err := e.shell(ctx, DefaultSession); err == nil {
 		return s.Cwd()
