@@ -190,20 +190,24 @@ func (e *Executor) IdleTime() time.Duration {
 // waited for while it starts, until ctx ends.
 func (e *Executor) shell(ctx context.Context, name string) (*shell.Session, error) {
 	if name == DefaultSession {
-		if err := e.Ready(ctx); err != nil {
-			return nil, err
+		select {
+		case <-e.defaultDone:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s, ok := e.sessions[name]
-	if !ok {
-		if name == DefaultSession || e.closed {
-			return nil, ErrClosed
-		}
-		return nil, ErrSessionNotFound.withText("session %s not found", name)
+	switch {
+	case ok:
+		return s, nil
+	case name == DefaultSession && e.defaultErr != nil:
+		return nil, e.defaultErr
+	case name == DefaultSession || e.closed:
+		return nil, ErrClosed
 	}
-	return s, nil
+	return nil, ErrSessionNotFound.withText("session %s not found", name)
 }
 
 // cwd returns the default shell's working directory, against which
