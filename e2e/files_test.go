@@ -471,22 +471,29 @@ func TestWatch_EventsAndRelease(t *testing.T) {
 	assert.Equal(t, base+1, inotifyFDs(t, s), "the watch holds one inotify instance")
 
 	// Changes made by the agent's shell, in a directory created after the
-	// watch started.
-	_, err = s.Client.Run(ctx, "mkdir -p later && echo hi > later/new.txt && rm later/new.txt", client.RunOptions{})
-	require.NoError(t, err)
+	// watch started. The file is made once the directory's creation has
+	// been reported, by which time the directory is watched: a file that
+	// comes and goes before then leaves nothing for inotify to report.
 	seen := map[string]bool{}
-	want := []string{"create " + filepath.Join(s.WorkDir, "later"), "create " + filepath.Join(s.WorkDir, "later", "new.txt"),
-		"remove " + filepath.Join(s.WorkDir, "later", "new.txt")}
-	for !containsAll(seen, want) {
-		select {
-		case ev, ok := <-events:
-			require.True(t, ok, "stream ended early; saw %v", seen)
-			require.NoError(t, ev.Err)
-			seen[ev.Op+" "+ev.Path] = true
-		case <-ctx.Done():
-			t.Fatalf("saw %v, want %v", seen, want)
+	await := func(want ...string) {
+		t.Helper()
+		for !containsAll(seen, want) {
+			select {
+			case ev, ok := <-events:
+				require.True(t, ok, "stream ended early; saw %v", seen)
+				require.NoError(t, ev.Err)
+				seen[ev.Op+" "+ev.Path] = true
+			case <-ctx.Done():
+				t.Fatalf("saw %v, want %v", seen, want)
+			}
 		}
 	}
+	_, err = s.Client.Run(ctx, "mkdir -p later", client.RunOptions{})
+	require.NoError(t, err)
+	await("create " + filepath.Join(s.WorkDir, "later"))
+	_, err = s.Client.Run(ctx, "echo hi > later/new.txt && rm later/new.txt", client.RunOptions{})
+	require.NoError(t, err)
+	await("create "+filepath.Join(s.WorkDir, "later", "new.txt"), "remove "+filepath.Join(s.WorkDir, "later", "new.txt"))
 
 	cancel()
 	for range events {
