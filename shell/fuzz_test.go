@@ -152,3 +152,65 @@ func withinTime[T any](t *testing.T, fn func() T) T {
 	var zero T
 	return zero
 }
+
+// bytewise splits data into one-byte writes. A write that short never
+// holds a whole line, so passLines never acts on it: every byte goes
+// through the window.
+func bytewise(data []byte) [][]byte {
+	out := make([][]byte, len(data))
+	for i := range data {
+		out[i] = data[i : i+1]
+	}
+	return out
+}
+
+// plainRun returns n plain lines of varied length, some empty, some
+// with tabs.
+func plainRun(n int) []byte {
+	var b []byte
+	for i := range n {
+		switch i % 7 {
+		case 3:
+		case 5:
+			b = append(b, "col\tcol\t"...)
+		default:
+			b = strconv.AppendInt(b, int64(i*i), 10)
+		}
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// FuzzScreen_PassLines checks that lines handed straight to the output
+// leave the same text, and the same live window, as lines taken through
+// the window one by one: whatever the screen held before the run, and
+// whatever reaches back into the window after it.
+func FuzzScreen_PassLines(f *testing.F) {
+	for _, c := range []struct {
+		before, after string
+		lines         uint16
+	}{
+		{"", "", 250},
+		{"prompt$ ", "\x1b[60Aup\x1b[Bdown\r\n", 300},
+		{"a\r\nb\r\n\x1b7", "\x1b8restored\r\n", 180},
+		{"half a line", "\x1b[2J", 400},
+		{"x\x1b[5Ay", "\x1b[99A\x1b[Kerased\r\n", 99},
+		{"", "\x1b[120A", 100},
+		{"line\n", "\x1b[H\x1b[1J", 101},
+		{"\x1b[31m", "\x1b[0m", 1000},
+		{"é\r\n", "ü\rover\r\n", 260},
+		// The saved cursor lies below the cursor once the display is
+		// erased from it: passing lines must move it up as popping would.
+		{strings.Repeat("l\r\n", 120) + "\x1b7\x1b[60A\r\x1b[J", "\x1b8saved\r\n", 100},
+	} {
+		f.Add([]byte(c.before), []byte(c.after), c.lines)
+	}
+	f.Fuzz(func(t *testing.T, before, after []byte, lines uint16) {
+		data := append(append(append([]byte{}, before...), plainRun(int(lines%2000))...), after...)
+		passed := withinTime(t, func() string { return screenOutput(data) })
+		walked := withinTime(t, func() string { return screenOutput(bytewise(data)...) })
+		if passed != walked {
+			t.Fatalf("passing lines changed the output of %q:\npassed: %q\nwalked: %q", data, passed, walked)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -109,7 +110,18 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 	// Only Advance changes the parser's state; asking it for every run of
 	// text cost as much as handling the run.
 	ground := s.p.State() == parser.GroundState
+	// passLines looks at a run of plain lines once: until b is shorter
+	// than passAt, the run it looked at has not been left yet.
+	passAt := len(b)
 	for len(b) > 0 {
+		if ground && len(b) <= passAt {
+			k, run := s.passLines(b)
+			passAt = len(b) - max(run, 1)
+			if k > 0 {
+				b = b[k:]
+				continue
+			}
+		}
 		if ground {
 			// Fast path: runs of printable ASCII, the bulk of most output.
 			i := 0
@@ -180,6 +192,57 @@ func (s *screen) plainOSC(b []byte) int {
 		}
 	}
 	return 0
+}
+
+// passLines hands the plain lines at the start of b ("text\r\n", the text
+// printable ASCII or tabs) straight to the output when so many follow that
+// they would scroll out of the live window before this write ends. It
+// returns how many bytes it took, and the length of the run of plain lines
+// it looked at. Taking each line through the window was most of the cost
+// of bulk output in short lines (seq, find, ls -1).
+//
+// It acts only with the cursor at the start of an empty last line, as
+// after a line feed. The lines it passes would then leave the window
+// anyway, in the same order, after the lines above the cursor, which it
+// finalizes first. The run's last screenLines-1 lines still go through the
+// window, so the window ends up as it would have.
+func (s *screen) passLines(b []byte) (taken, run int) {
+	if s.col != 0 || s.row != len(s.lines)-1 || len(s.lines[s.row]) != 0 {
+		return 0, 0
+	}
+	run, n := plainLines(b)
+	pass := n + 1 - screenLines
+	if pass <= 0 {
+		return 0, run
+	}
+	s.finalizeAbove(s.row)
+	for range pass {
+		end := taken + bytes.IndexByte(b[taken:], '\r')
+		s.out = append(s.out, b[taken:end]...)
+		s.out = append(s.out, '\n')
+		taken = end + 2
+	}
+	s.savedRow -= pass // as if each line had been popped
+	return taken, run
+}
+
+// plainLines returns the length of the plain lines at the start of b and
+// their number. A plain line is printable ASCII or tabs, shorter than
+// lineMaxRunes (so the window would not cut it), ended by "\r\n".
+func plainLines(b []byte) (length, lines int) {
+	start := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= 0x20 && c < 0x7f, c == '\t':
+		case c == '\r' && i+1 < len(b) && b[i+1] == '\n' && i-start < lineMaxRunes:
+			i++
+			lines++
+			start = i + 1
+		default:
+			return start, lines
+		}
+	}
+	return start, lines
 }
 
 // touch records that the cursor's line changed now. Lines the cursor
