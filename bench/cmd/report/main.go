@@ -142,7 +142,11 @@ Notes:
   own state (screen, buffers) besides the output the budget bounds.
 - Pipe mode runs outside the terminal (see README): its floor is seq
   writing into a pipe; terminal rows' floor is the same seq read from a
-  bare bash on a PTY.
+  bare bash on a PTY. The terminal rows with a floor run it and the
+  server's measurement in turn, once per repetition, so a drift of the
+  machine's speed during the scenario moves both. Following terminal
+  output has one target, as the issue words it: SSE or a long poll
+  reaches 0.9× the floor's rate.
 - The "peer:" rows put the upstream Python server (openhands-ai 0.62.0's
   action_execution_server, from compat/openhands/.venv) in the floor
   column: both servers started with DockerRuntime's command line (no

@@ -278,74 +278,111 @@ func measurePipeBulkOutput(ctx context.Context, env *benchkit.Env) ([]benchkit.R
 	}, nil
 }
 
-// measureTerminalFollow measures following `seq 1 1000000` run in the terminal,
-// by SSE and by long poll (JSON, as a client without format=raw does),
-// against the same seq read from a bare bash on a PTY: the rate, and the
-// requests a long poll takes.
+// measureTerminalFollow measures following `seq 1 1000000` run in the terminal
+// by SSE, by long poll with JSON answers (as a client without format=raw
+// does) and by raw long poll, against the same seq read from a bare bash on
+// a PTY: the rates, and the requests a long poll takes. Each repetition
+// runs the floor and the three ways in turn, so a drift of the machine's
+// speed during the scenario moves floor and server alike. The issue's
+// target asks that either SSE or a long poll reach 0.9× the floor.
 func measureTerminalFollow(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
-	reps := min(env.Iterations(5), 5)
-	floor, err := ptySeq(reps)
-	if err != nil {
-		return nil, err
-	}
-	var sse, poll []time.Duration
+	reps := min(env.Iterations(7), 7)
 	s, err := benchkit.StartServer(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Stop()
-	requests := 0
+	var floor, sse, poll, raw []time.Duration
+	requests, rawRequests := 0, 0
 	for range reps {
-		start := time.Now()
-		cmd, err := s.Client.StartCommand(ctx, client.DefaultSession, "seq 1 1000000")
+		d, err := ptySeq(1)
 		if err != nil {
 			return nil, err
 		}
-		got := 0
-		for ev := range s.Client.Stream(ctx, client.DefaultSession, cmd.ID, client.StreamOptions{}) {
-			if ev.Err != nil {
-				return nil, ev.Err
-			}
-			got += len(ev.Data)
-		}
-		if got != seqOutput {
-			return nil, fmt.Errorf("SSE read %d bytes", got)
-		}
-		sse = append(sse, time.Since(start))
-
-		start = time.Now()
-		cmd, err = s.Client.StartCommand(ctx, client.DefaultSession, "seq 1 1000000")
+		floor = append(floor, d[0])
+		d1, err := followSSE(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		off, n := int64(0), 0
-		requests = 0
-		for {
-			ch, err := s.Client.Output(ctx, client.DefaultSession, cmd.ID, off, 10*time.Second)
-			if err != nil {
-				return nil, err
-			}
-			requests++
-			n += len(ch.Data)
-			off = ch.NextOffset
-			if ch.Done {
-				break
-			}
+		sse = append(sse, d1)
+		d1, n, err := followPoll(ctx, s, false)
+		if err != nil {
+			return nil, err
 		}
-		if n != seqOutput {
-			return nil, fmt.Errorf("long poll read %d bytes", n)
+		poll, requests = append(poll, d1), n
+		d1, n, err = followPoll(ctx, s, true)
+		if err != nil {
+			return nil, err
 		}
-		poll = append(poll, time.Since(start))
+		raw, rawRequests = append(raw, d1), n
 	}
-	f50, s50, p50 := benchkit.Percentile(floor, 50), benchkit.Percentile(sse, 50), benchkit.Percentile(poll, 50)
+	f50 := benchkit.Percentile(floor, 50)
 	rate := func(d time.Duration) string { return fmt.Sprintf("%.1f MB/s", mbps(seqOutput, d)) }
+	row := func(metric string, d []time.Duration) benchkit.Row {
+		m := benchkit.Percentile(d, 50)
+		return benchkit.Row{Metric: metric, Value: rate(m), Floor: rate(f50) + " (raw PTY)", Ratio: benchkit.Ratio(float64(f50), float64(m))}
+	}
 	// A rate at least 0.9× the floor's is a time at most floor/0.9.
+	best := min(benchkit.Percentile(sse, 50), benchkit.Percentile(poll, 50), benchkit.Percentile(raw, 50))
+	bestRow := row("… the best of the three (issue: SSE or long poll)", []time.Duration{best})
+	bestRow.Target, bestRow.OK = "≥ 0.9× floor", benchkit.Check(float64(best)*0.9 <= float64(f50))
 	return []benchkit.Row{
-		{Metric: "`seq 1 1000000` in the terminal, followed by SSE (median)", Value: rate(s50),
-			Floor: rate(f50) + " (raw PTY)", Ratio: benchkit.Ratio(float64(f50), float64(s50)),
-			Target: "≥ 0.9× floor", OK: benchkit.Check(float64(s50)*0.9 <= float64(f50))},
-		{Metric: fmt.Sprintf("… followed by long poll (median; %d requests)", requests), Value: rate(p50),
-			Floor: rate(f50) + " (raw PTY)", Ratio: benchkit.Ratio(float64(f50), float64(p50)),
-			Target: "≥ 0.9× floor", OK: benchkit.Check(float64(p50)*0.9 <= float64(f50))},
+		row("`seq 1 1000000` in the terminal, followed by SSE (median)", sse),
+		row(fmt.Sprintf("… followed by long poll, JSON (median; %d requests)", requests), poll),
+		row(fmt.Sprintf("… followed by long poll, format=raw (median; %d requests)", rawRequests), raw),
+		bestRow,
 	}, nil
+}
+
+// followSSE runs `seq 1 1000000` in the default session and follows its
+// output by SSE to the end.
+func followSSE(ctx context.Context, s *benchkit.Server) (time.Duration, error) {
+	start := time.Now()
+	cmd, err := s.Client.StartCommand(ctx, client.DefaultSession, "seq 1 1000000")
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for ev := range s.Client.Stream(ctx, client.DefaultSession, cmd.ID, client.StreamOptions{}) {
+		if ev.Err != nil {
+			return 0, ev.Err
+		}
+		got += len(ev.Data)
+	}
+	if got != seqOutput {
+		return 0, fmt.Errorf("SSE read %d bytes", got)
+	}
+	return time.Since(start), nil
+}
+
+// followPoll runs `seq 1 1000000` in the default session and follows its
+// output by long poll to the end, with JSON or raw answers. It returns the
+// time and the number of requests.
+func followPoll(ctx context.Context, s *benchkit.Server, raw bool) (time.Duration, int, error) {
+	start := time.Now()
+	cmd, err := s.Client.StartCommand(ctx, client.DefaultSession, "seq 1 1000000")
+	if err != nil {
+		return 0, 0, err
+	}
+	var buf []byte
+	off, got, requests := int64(0), 0, 0
+	for done := false; !done; requests++ {
+		if raw {
+			ch, err := s.Client.OutputRaw(ctx, client.DefaultSession, cmd.ID, off, 10*time.Second, 0, buf[:0])
+			if err != nil {
+				return 0, 0, err
+			}
+			buf, got, off, done = ch.Data, got+len(ch.Data), ch.NextOffset, ch.Done
+			continue
+		}
+		ch, err := s.Client.Output(ctx, client.DefaultSession, cmd.ID, off, 10*time.Second)
+		if err != nil {
+			return 0, 0, err
+		}
+		got, off, done = got+len(ch.Data), ch.NextOffset, ch.Done
+	}
+	if got != seqOutput {
+		return 0, 0, fmt.Errorf("long poll read %d bytes", got)
+	}
+	return time.Since(start), requests, nil
 }
