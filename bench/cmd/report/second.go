@@ -295,11 +295,11 @@ func measureTerminalFollow(ctx context.Context, env *benchkit.Env) ([]benchkit.R
 	var floor, sse, poll, raw []time.Duration
 	requests, rawRequests := 0, 0
 	for range reps {
-		d, err := ptySeq(1)
+		d, err := ptySeq()
 		if err != nil {
 			return nil, err
 		}
-		floor = append(floor, d[0])
+		floor = append(floor, d)
 		d1, err := followSSE(ctx, s)
 		if err != nil {
 			return nil, err
