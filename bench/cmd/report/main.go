@@ -69,7 +69,7 @@ func run(quick bool, outPath, only string) error {
 	if err := os.MkdirAll(env.Home, 0o755); err != nil {
 		return err
 	}
-	for _, pkg := range []string{"./cmd/action-server", "./cmd/actionctl", "./bench/cmd/floorserver"} {
+	for _, pkg := range []string{"./cmd/action-server", "./cmd/actionctl", "./bench/cmd/floorserver", "./bench/cmd/startfloor"} {
 		cmd := filepath.Base(pkg)
 		// The tags of `make build`: what ships is what is measured.
 		build := exec.Command("go", "build", "-tags", "nomsgpack", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(env.BinDir, cmd), pkg)
@@ -130,10 +130,16 @@ Notes:
   the everything server over stdio; the proxy adds an HTTP POST, an SSE
   event and its own stdio hop. Node's memory for each MCP server is the
   server's own and is not counted in the per-server row.
-- Start-up rows: the floor is a bare interactive bash started on a PTY
-  until it prints a marker; the server starts such a bash too. /alive is
-  200 once the server takes actions, which may be before that bash is up
-  (actions that need it wait for it): the first run result includes it.
+- Start-up rows: the floor of the first run result is a bare interactive
+  bash started on a PTY until it prints a marker; the server starts such
+  a bash too. /alive is 200 once the server takes actions, which may be
+  before that bash is up (actions that need it wait for it): the first
+  run result includes it. The floor of /alive and of idle RSS is the
+  start floor (bench/cmd/startfloor): a process that links the packages
+  the server links, so the Go runtime and their initialisation run as in
+  the server, then answers /alive from a one-route gin server. Its binary
+  is smaller: the linker leaves out the code only the server's own work
+  reaches.
 - Idle RSS counts the server process only, all of its resident pages,
   its binary's code and read-only data among them (shared page cache,
   most of the binary: the kernel maps a file's cached pages around each

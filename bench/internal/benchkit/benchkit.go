@@ -87,6 +87,12 @@ type Server struct {
 // StartServer runs the binary on a free loopback port in a fresh workspace
 // as the current user, without the browser, and waits until /alive is 200.
 func StartServer(ctx context.Context, env *Env, extraArgs ...string) (*Server, error) {
+	return StartBinary(ctx, env, "action-server", extraArgs...)
+}
+
+// StartBinary is StartServer for another binary of env.BinDir that takes
+// action-server's command line, such as a floor.
+func StartBinary(ctx context.Context, env *Env, name string, extraArgs ...string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -98,7 +104,7 @@ func StartServer(ctx context.Context, env *Env, extraArgs ...string) (*Server, e
 		return nil, err
 	}
 	args := append([]string{strconv.Itoa(port), "--host", "127.0.0.1", "--working-dir", ws, "--no-enable-browser"}, extraArgs...)
-	cmd := exec.Command(filepath.Join(env.BinDir, "action-server"), args...)
+	cmd := exec.Command(filepath.Join(env.BinDir, name), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + env.Home, "LANG=C.UTF-8", "LOG_LEVEL=warn"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Cmd: cmd}
