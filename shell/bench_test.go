@@ -37,6 +37,21 @@ func BenchmarkScreen_PlainOutput(b *testing.B) {
 	}
 }
 
+// BenchmarkScreen_ColoredOutput measures lines that start with escape
+// sequences, as test runners print them: none is plain, so the screen
+// takes each through its window and the parser.
+func BenchmarkScreen_ColoredOutput(b *testing.B) {
+	chunk := []byte{}
+	for i := range 1000 {
+		chunk = append(chunk, []byte("\x1b[32mok\x1b[0m test number "+string(rune('0'+i%10))+" passed\r\n")...)
+	}
+	s := newScreen(func([]byte) {}, nil)
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		s.Write(chunk)
+	}
+}
+
 // BenchmarkScreen_SeqOutput measures what the terminal's reader does with
 // `seq` output as a terminal delivers it: short lines ending in "\r\n", in
 // reads of a kilobyte or two, kept in a command's output buffer.

@@ -201,7 +201,7 @@ func FuzzScreen_PassLines(f *testing.F) {
 		{"é\r\n", "ü\rover\r\n", 260},
 		// The saved cursor lies below the cursor once the display is
 		// erased from it: passing lines must move it up as popping would.
-		{strings.Repeat("l\r\n", 120) + "\x1b7\x1b[60A\r\x1b[J", "\x1b8saved\r\n", 100},
+		{strings.Repeat("l\r\n", 120) + "\x1b7\x1b[60A\r\x1b[J\r\n", "\x1b8saved\r\n", 100},
 	} {
 		f.Add([]byte(c.before), []byte(c.after), c.lines)
 	}

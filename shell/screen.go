@@ -110,16 +110,20 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 	// Only Advance changes the parser's state; asking it for every run of
 	// text cost as much as handling the run.
 	ground := s.p.State() == parser.GroundState
-	// passLines looks at a run of plain lines once: until b is shorter
-	// than passAt, the run it looked at has not been left yet.
-	passAt := len(b)
+	// passLines is tried where a line starts (at the start of the write,
+	// and after a line feed), and once per run of plain lines: until b is
+	// shorter than passAt, the run it looked at has not been left yet.
+	lineStart, passAt := true, len(b)
 	for len(b) > 0 {
-		if ground && len(b) <= passAt {
-			k, run := s.passLines(b)
-			passAt = len(b) - max(run, 1)
-			if k > 0 {
-				b = b[k:]
-				continue
+		if ground && lineStart {
+			lineStart = false
+			if len(b) <= passAt && s.atNewLine() {
+				k, run := s.passLines(b)
+				passAt = len(b) - max(run, 1)
+				if k > 0 {
+					b = b[k:]
+					continue
+				}
 			}
 		}
 		if ground {
@@ -143,6 +147,7 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 			case '\n':
 				s.lineFeed()
 				b = b[1:]
+				lineStart = true
 				continue
 			}
 			if k := s.plainOSC(b); k > 0 {
@@ -201,15 +206,11 @@ func (s *screen) plainOSC(b []byte) int {
 // it looked at. Taking each line through the window was most of the cost
 // of bulk output in short lines (seq, find, ls -1).
 //
-// It acts only with the cursor at the start of an empty last line, as
-// after a line feed. The lines it passes would then leave the window
-// anyway, in the same order, after the lines above the cursor, which it
-// finalizes first. The run's last screenLines-1 lines still go through the
-// window, so the window ends up as it would have.
+// It is for when atNewLine holds. The lines it passes would then leave
+// the window anyway, in the same order, after the lines above the cursor,
+// which it finalizes first. The run's last screenLines-1 lines still go
+// through the window, so the window ends up as it would have.
 func (s *screen) passLines(b []byte) (taken, run int) {
-	if s.col != 0 || s.row != len(s.lines)-1 || len(s.lines[s.row]) != 0 {
-		return 0, 0
-	}
 	run, n := plainLines(b)
 	pass := n + 1 - screenLines
 	if pass <= 0 {
@@ -224,6 +225,12 @@ func (s *screen) passLines(b []byte) (taken, run int) {
 	}
 	s.savedRow -= pass // as if each line had been popped
 	return taken, run
+}
+
+// atNewLine reports whether the cursor is at the start of an empty last
+// line, as after a line feed.
+func (s *screen) atNewLine() bool {
+	return s.col == 0 && s.row == len(s.lines)-1 && len(s.lines[s.row]) == 0
 }
 
 // plainLines returns the length of the plain lines at the start of b and
