@@ -26,24 +26,22 @@ func BenchmarkRun_True(b *testing.B) {
 
 // BenchmarkScreen_PlainOutput measures rendering of ordinary line output.
 func BenchmarkScreen_PlainOutput(b *testing.B) {
-	chunk := []byte{}
-	for i := range 1000 {
-		chunk = append(chunk, []byte("line of ordinary output number "+string(rune('0'+i%10))+"\r\n")...)
-	}
-	s := newScreen(func([]byte) {}, nil)
-	b.SetBytes(int64(len(chunk)))
-	for b.Loop() {
-		s.Write(chunk)
-	}
+	benchmarkScreenLines(b, func(d string) string { return "line of ordinary output number " + d })
 }
 
 // BenchmarkScreen_ColoredOutput measures lines that start with escape
 // sequences, as test runners print them: none is plain, so the screen
 // takes each through its window and the parser.
 func BenchmarkScreen_ColoredOutput(b *testing.B) {
-	chunk := []byte{}
+	benchmarkScreenLines(b, func(d string) string { return "\x1b[32mok\x1b[0m test number " + d + " passed" })
+}
+
+// benchmarkScreenLines writes 1000 lines made by line, each given a digit,
+// to a screen in one write per iteration.
+func benchmarkScreenLines(b *testing.B, line func(digit string) string) {
+	var chunk []byte
 	for i := range 1000 {
-		chunk = append(chunk, []byte("\x1b[32mok\x1b[0m test number "+string(rune('0'+i%10))+" passed\r\n")...)
+		chunk = append(chunk, line(string(rune('0'+i%10)))+"\r\n"...)
 	}
 	s := newScreen(func([]byte) {}, nil)
 	b.SetBytes(int64(len(chunk)))
