@@ -147,16 +147,16 @@ func measureStartup(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, err
 	var ready, floorReady []time.Duration
 	var rss, floorRSS []time.Duration // bytes; Percentile gives the median
 	for range env.Iterations(20) {
-		for _, b := range []struct {
-			name       string
-			ready, rss *[]time.Duration
-		}{{"action-server", &ready, &rss}, {"startfloor", &floorReady, &floorRSS}} {
-			d, r, err := startIdle(ctx, env, b.name)
-			if err != nil {
-				return nil, err
-			}
-			*b.ready, *b.rss = append(*b.ready, d), append(*b.rss, time.Duration(r))
+		d, r, err := startIdle(ctx, env, "action-server")
+		if err != nil {
+			return nil, err
 		}
+		ready, rss = append(ready, d), append(rss, time.Duration(r))
+		d, r, err = startIdle(ctx, env, "startfloor")
+		if err != nil {
+			return nil, err
+		}
+		floorReady, floorRSS = append(floorReady, d), append(floorRSS, time.Duration(r))
 	}
 	r50, f50 := benchkit.Percentile(ready, 50), benchkit.Percentile(floorReady, 50)
 	m50, fm50 := int64(benchkit.Percentile(rss, 50)), int64(benchkit.Percentile(floorRSS, 50))
