@@ -214,3 +214,85 @@ func FuzzScreen_PassLines(f *testing.F) {
 		}
 	})
 }
+
+// screenRead is one read of screenReads: the bytes up to end, then
+// optionally a look at the live window and a settle.
+type screenRead struct {
+	end         int
+	live, quiet bool
+}
+
+// screenReads feeds data to a screen in the reads given, a second apart,
+// and returns everything that came out: the finalized text, markers, the
+// live window where a read asks for it, and where settling (quiet 1.5 s)
+// happened. Bytewise, each read's bytes are written one at a time, which
+// never passes or holds a line.
+func screenReads(data []byte, reads []screenRead, bytewise bool) string {
+	var out bytes.Buffer
+	s := newScreen(func(b []byte) { out.Write(b) }, func(cmd int, data []byte) {
+		fmt.Fprintf(&out, "<osc %d;%s>", cmd, data)
+	})
+	now, off := time.Unix(0, 0), 0
+	for _, r := range reads {
+		if bytewise {
+			for ; off < r.end; off++ {
+				s.WriteAt(data[off:off+1], now)
+			}
+		} else {
+			s.WriteAt(data[off:r.end], now)
+			off = r.end
+		}
+		if r.live {
+			fmt.Fprintf(&out, "<live %q>", s.appendLive(nil))
+		}
+		if r.quiet {
+			s.settle(now, 1500*time.Millisecond)
+			out.WriteString("<settled>")
+		}
+		now = now.Add(time.Second)
+	}
+	s.flush()
+	return out.String()
+}
+
+// FuzzScreen_HeldLines checks lines held out of the window across reads
+// (see heldLines): plain lines and other output cut into reads of any
+// size, with the window looked at after some reads and settled after
+// others, leave the same text and live windows as the same bytes taken
+// one at a time. TestScreen_HeldLines pins the cases a fuzzer finds late.
+func FuzzScreen_HeldLines(f *testing.F) {
+	for _, c := range []struct {
+		before, middle, after string
+		lines                 uint16
+		cuts                  uint64
+	}{
+		{"", "", "", 400, 0x0123456789abcdef},
+		{"prompt$ ", "\x1b[31mred\x1b[0m\r\n", "\x1b[60Aup\x1b[Bdown\r\n", 300, 0xfedcba9876543210},
+		{"a\r\n\x1b7", "mid", "\x1b8restored\r\n", 500, 0x1111111111111111},
+		{"", "\x1b[2J", "\x1b[99A\x1b[Kerased\r\n", 250, 0x8040201008040201},
+		{"x", "", "\x1b]697;n;E\a", 1000, 0x0f0f0f0f0f0f0f0f},
+		{"", "\t\ttabs\r\n", "\x1b[120A\x1b[1J", 150, 0xaaaaaaaaaaaaaaaa},
+	} {
+		f.Add([]byte(c.before), []byte(c.middle), []byte(c.after), c.lines, c.cuts)
+	}
+	f.Fuzz(func(t *testing.T, before, middle, after []byte, lines uint16, cuts uint64) {
+		var data []byte
+		data = append(data, before...)
+		data = append(data, plainRun(int(lines%1500))...)
+		data = append(data, middle...)
+		data = append(data, plainRun(int(lines/3%700))...)
+		data = append(data, after...)
+		// Each 8 bits of cuts pick a read's length (1 to 2017 bytes)
+		// and what follows it; they repeat every eight reads.
+		var reads []screenRead
+		for off, c := 0, cuts; off < len(data); c = c>>8 | c<<56 {
+			off = min(len(data), off+1+int(c&0x3f)*int(c>>6&3+1)*8)
+			reads = append(reads, screenRead{end: off, live: c&0x40 != 0, quiet: c&0x80 != 0})
+		}
+		held := withinTime(t, func() string { return screenReads(data, reads, false) })
+		walked := withinTime(t, func() string { return screenReads(data, reads, true) })
+		if held != walked {
+			t.Fatalf("holding lines changed the output of %q read as %v:\nheld:   %q\nwalked: %q", data, reads, held, walked)
+		}
+	})
+}

@@ -46,6 +46,12 @@ type screen struct {
 	out   []byte
 	spare [][]rune // emptied line buffers, reused for new lines
 
+	// held keeps the last plain lines of a flood of output out of the
+	// window until something other than more plain lines comes: see
+	// passLines. While it holds lines, the window is the cursor's line
+	// alone, empty, and the held lines are the lines above it.
+	held heldLines
+
 	// linesArr and modArr are the arrays lines and mod slide through as
 	// finalized lines leave at the front; see compact.
 	linesArr [][]rune
@@ -126,6 +132,7 @@ func (s *screen) WriteAt(b []byte, now time.Time) (int, error) {
 				}
 			}
 		}
+		s.unhold()
 		if ground {
 			// Fast path: runs of printable ASCII, the bulk of most output.
 			i := 0
@@ -201,29 +208,39 @@ func (s *screen) plainOSC(b []byte) int {
 
 // passLines hands the plain lines at the start of b ("text\r\n", the text
 // printable ASCII or tabs) straight to the output when so many follow that
-// they would scroll out of the live window before this write ends. It
-// returns how many bytes it took, and the length of the run of plain lines
-// it looked at. Taking each line through the window was most of the cost
-// of bulk output in short lines (seq, find, ls -1).
+// they would scroll out of the live window. It returns how many bytes it
+// took, and the length of the run of plain lines it looked at. Taking each
+// line through the window was most of the cost of bulk output in short
+// lines (seq, find, ls -1).
 //
-// It is for when atNewLine holds. The lines it passes would then leave
-// the window anyway, in the same order, after the lines above the cursor,
-// which it finalizes first. The run's last screenLines-1 lines still go
-// through the window, so the window ends up as it would have.
+// It is for when atNewLine holds. The lines it passes would leave the
+// window anyway, in the same order, after the lines above the cursor,
+// which it finalizes first. The run's last screenLines-1 lines are held
+// (see heldLines) when b ends with the run, or with the run and the start
+// of one more plain line; otherwise they go through the window, so the
+// window ends up as it would have.
 func (s *screen) passLines(b []byte) (taken, run int) {
-	run, n := plainLines(b)
-	pass := n + 1 - screenLines
-	if pass <= 0 {
-		return 0, run
+	run, n, tail := plainLines(b, s.held.partLen())
+	run = max(run, 0)
+	if s.held.empty() {
+		if n+1 < screenLines {
+			return 0, run
+		}
+		// Lines above the cursor all scroll out once a screenful follows.
+		s.finalizeAbove(s.row)
 	}
-	s.finalizeAbove(s.row)
-	for range pass {
-		end := taken + bytes.IndexByte(b[taken:], '\r')
-		s.out = append(s.out, b[taken:end]...)
-		s.out = append(s.out, '\n')
-		taken = end + 2
+	taken = run
+	if tail {
+		taken = len(b)
 	}
+	s.held.push(b[:taken], s.now)
+	pass := max(s.held.len()+1-screenLines, 0)
+	s.out = s.held.pop(s.out, pass)
 	s.savedRow -= pass // as if each line had been popped
+	if taken < len(b) || !s.held.fits() {
+		// The rest goes through the window, behind these lines.
+		s.unhold()
+	}
 	return taken, run
 }
 
@@ -235,21 +252,128 @@ func (s *screen) atNewLine() bool {
 
 // plainLines returns the length of the plain lines at the start of b and
 // their number. A plain line is printable ASCII or tabs, shorter than
-// lineMaxRunes (so the window would not cut it), ended by "\r\n".
-func plainLines(b []byte) (length, lines int) {
-	start := 0
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c >= 0x20 && c < 0x7f, c == '\t':
-		case c == '\r' && i+1 < len(b) && b[i+1] == '\n' && i-start < lineMaxRunes:
-			i++
-			lines++
-			start = i + 1
-		default:
-			return start, lines
+// lineMaxRunes (so the window would not cut it), ended by "\r\n"; the
+// first one continues part bytes written before b, and length is -part
+// when that one does not end in b. tail reports that the rest of b is
+// the start of one more such line.
+func plainLines(b []byte, part int) (length, lines int, tail bool) {
+	start, i := -part, 0
+	for ; i < len(b); i++ {
+		if c := b[i]; c >= 0x20 && c < 0x7f || c == '\t' {
+			continue
 		}
+		if b[i] != '\r' || i+1 == len(b) || b[i+1] != '\n' || i-start >= lineMaxRunes {
+			break
+		}
+		i++
+		lines++
+		start = i + 1
 	}
-	return start, lines
+	return start, lines, i == len(b)
+}
+
+// heldLines are plain lines kept out of the window, in the form the sink
+// gets them ("text\n"), each with the time it was written, and maybe the
+// start of the line the cursor is on (part). While a screen holds lines,
+// its window is the cursor's line alone, empty, and the held lines stand
+// for the lines above it and the text before the cursor. Whatever else
+// comes takes them into the window first (unhold), so only passLines ever
+// sees them.
+type heldLines struct {
+	text []byte // lines, then part
+	ends []int  // where each line ends in text
+	mod  []time.Time
+}
+
+func (h *heldLines) len() int     { return len(h.ends) }
+func (h *heldLines) empty() bool  { return len(h.text) == 0 }
+func (h *heldLines) partLen() int { return len(h.text) - h.lineBytes() }
+
+func (h *heldLines) lineBytes() int {
+	if len(h.ends) == 0 {
+		return 0
+	}
+	return h.ends[len(h.ends)-1]
+}
+
+// fits reports whether the window could hold these lines without
+// finalizing any of them early: fewer than a screenful, no more runes than
+// it keeps, and a cursor line it would not cut.
+func (h *heldLines) fits() bool {
+	return len(h.ends) < screenLines && len(h.text)-len(h.ends) <= screenMaxRunes && h.partLen() < lineMaxRunes
+}
+
+// push adds b, plain lines ("text\r\n" each) and then maybe the start of
+// one more, written at now.
+func (h *heldLines) push(b []byte, now time.Time) {
+	for {
+		end := bytes.IndexByte(b, '\r')
+		if end < 0 {
+			h.text = append(h.text, b...)
+			return
+		}
+		h.text = append(h.text, b[:end]...)
+		h.text = append(h.text, '\n')
+		h.ends = append(h.ends, len(h.text))
+		h.mod = append(h.mod, now)
+		b = b[end+2:]
+	}
+}
+
+// pop appends the oldest n lines to out and drops them.
+func (h *heldLines) pop(out []byte, n int) []byte {
+	if n == 0 {
+		return out
+	}
+	cut := h.ends[n-1]
+	out = append(out, h.text[:cut]...)
+	h.text = h.text[:copy(h.text, h.text[cut:])]
+	h.ends = h.ends[:copy(h.ends, h.ends[n:])]
+	for i := range h.ends {
+		h.ends[i] -= cut
+	}
+	h.mod = h.mod[:copy(h.mod, h.mod[n:])]
+	return out
+}
+
+// unhold takes the held lines into the window, as the window would have
+// taken them when they were written. Everything that reads or changes the
+// window, other than passLines, calls it first.
+func (s *screen) unhold() {
+	if !s.held.empty() { // inlined: the reader's loop asks at every step
+		s.takeHeld()
+	}
+}
+
+func (s *screen) takeHeld() {
+	now := s.now
+	start := 0
+	for i, end := range s.held.ends {
+		s.now = s.held.mod[i]
+		s.printPlain(s.held.text[start : end-1])
+		s.col = 0
+		s.lineFeed()
+		start = end
+	}
+	s.now = now
+	s.printPlain(s.held.text[start:])
+	s.held.text, s.held.ends, s.held.mod = s.held.text[:0], s.held.ends[:0], s.held.mod[:0]
+}
+
+// printPlain prints printable ASCII and tabs as the parser would.
+func (s *screen) printPlain(b []byte) {
+	for len(b) > 0 {
+		k := bytes.IndexByte(b, '\t')
+		if k < 0 {
+			s.printASCII(b)
+			return
+		}
+		if k > 0 {
+			s.printASCII(b[:k])
+		}
+		s.print('\t')
+		b = b[k+1:]
+	}
 }
 
 // touch records that the cursor's line changed now. Lines the cursor
@@ -265,6 +389,7 @@ func (s *screen) touch() {
 // finalized output promptly, while a display that keeps redrawing its lines
 // keeps them live.
 func (s *screen) settle(now time.Time, quiet time.Duration) {
+	s.unhold()
 	for s.row > 0 && now.Sub(s.mod[0]) >= quiet {
 		s.popFirst()
 	}
@@ -463,6 +588,7 @@ func (s *screen) drain() {
 // flush finalizes every live line. The last line is emitted without a
 // newline, so text split by flushes joins up again.
 func (s *screen) flush() {
+	s.unhold()
 	for len(s.lines) > 1 {
 		s.popFirst()
 	}
@@ -477,6 +603,7 @@ func (s *screen) flush() {
 
 // appendLive appends the live window's text to b, lines joined by '\n'.
 func (s *screen) appendLive(b []byte) []byte {
+	s.unhold()
 	for i, line := range s.lines {
 		if i > 0 {
 			b = append(b, '\n')

@@ -151,3 +151,59 @@ func TestScreen_OSCWholeOrByteByByte(t *testing.T) {
 	assert.Equal(t, "<697|697;0123456789abcdef;E><697|697;0123456789abcdef;F><697|697;0123456789abcdef;D>a0/usr/binb",
 		feed(cases[0], false))
 }
+
+// TestScreen_HeldLines pins what lines held out of the window must keep
+// (see FuzzScreen_HeldLines, which compares the same way): each case
+// fails if that part of holding is left out.
+func TestScreen_HeldLines(t *testing.T) {
+	run := plainRun(300)
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		reads []screenRead // ends < 0 count from the end of data
+	}{
+		{
+			// Held at 0 s, taken into the window at 1 s, settled at 2 s:
+			// lines written at 0 s are final then, not 1.5 s later.
+			name:  "held lines keep the time they were written",
+			data:  append(append([]byte{}, run...), "\x1b[31mx"...),
+			reads: []screenRead{{end: len(run)}, {end: -1}, {end: -1, quiet: true}},
+		},
+		{
+			name:  "settling finalizes held lines",
+			data:  append([]byte{}, run...),
+			reads: []screenRead{{end: len(run)}, {end: -1}, {end: -1, quiet: true}},
+		},
+		{
+			name:  "the live window shows held lines",
+			data:  append([]byte{}, run...),
+			reads: []screenRead{{end: len(run), live: true}},
+		},
+		{
+			// A line begun in one read and ended in the next is as long
+			// as both parts: the window cuts it when it is too long.
+			name: "a held line start counts toward the line's length",
+			data: []byte(string(run) + strings.Repeat("x", lineMaxRunes/2+1) + strings.Repeat("y", lineMaxRunes/2+1) +
+				"\r\nnext\r\n"),
+			reads: []screenRead{{end: len(run) + lineMaxRunes/2 + 1}, {end: -1, live: true}},
+		},
+		{
+			// The cursor saved below the cursor (after erasing up to
+			// it) moves up with every line that scrolls out, held ones
+			// too.
+			name: "the saved cursor moves up as lines pass",
+			data: []byte(strings.Repeat("l\r\n", 120) + "\x1b7\x1b[60A\r\x1b[J\r\n" + string(run) + string(run) +
+				"\x1b8saved\r\n"),
+			reads: []screenRead{{end: 120*3 + 13 + len(run)}, {end: 120*3 + 13 + 2*len(run)}, {end: -1}},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range c.reads {
+				if c.reads[i].end < 0 {
+					c.reads[i].end = len(c.data)
+				}
+			}
+			assert.Equal(t, screenReads(c.data, c.reads, true), screenReads(c.data, c.reads, false))
+		})
+	}
+}
