@@ -29,11 +29,18 @@ func (h *heldLines) lineBytes() int {
 	return h.ends[len(h.ends)-1]
 }
 
-// fits reports whether the window could hold these lines without
-// finalizing any of them early: fewer than a screenful, no more runes than
-// it keeps, and a cursor line it would not cut.
-func (h *heldLines) fits() bool {
-	return len(h.ends) < screenLines && len(h.text)-len(h.ends) <= screenMaxRunes && h.partLen() < lineMaxRunes
+// fits reports whether b, lines whole plain lines ("text\r\n" each) and
+// then maybe the start of one more, can be added while the window could
+// still hold every held line without finalizing any early: fewer than a
+// screenful, no more runes than it keeps, and a cursor line it would not
+// cut. It also bounds the memory held lines take.
+func (h *heldLines) fits(b []byte, lines int) bool {
+	runes := len(h.text) - len(h.ends) + len(b) - 2*lines
+	part := h.partLen() + len(b)
+	if lines > 0 {
+		part = len(b) - bytes.LastIndexByte(b, '\n') - 1
+	}
+	return len(h.ends)+lines < screenLines && runes <= screenMaxRunes && part < lineMaxRunes
 }
 
 // push adds b, plain lines ("text\r\n" each) and then maybe the start of
@@ -51,6 +58,14 @@ func (h *heldLines) push(b []byte, now time.Time) {
 		h.mod = append(h.mod, now)
 		b = b[end+2:]
 	}
+}
+
+// popPart appends the start of a line held after the last whole one to
+// out and drops it. It is for when no whole lines are held.
+func (h *heldLines) popPart(out []byte) []byte {
+	out = append(out, h.text...)
+	h.text = h.text[:0]
+	return out
 }
 
 // pop appends the oldest n lines to out and drops them.

@@ -229,18 +229,26 @@ func (s *screen) passLines(b []byte) (taken, run int) {
 		// Lines above the cursor all scroll out once a screenful follows.
 		s.finalizeAbove(s.row)
 	}
-	taken = run
-	if tail {
-		taken = len(b)
+	pass := max(s.held.len()+n+1-screenLines, 0)
+	fromHeld := min(pass, s.held.len())
+	s.out = s.held.pop(s.out, fromHeld)
+	if pass > fromHeld {
+		// Lines of b scroll out too, the first one after its start held.
+		s.out = s.held.popPart(s.out)
+		for range pass - fromHeld {
+			end := taken + bytes.IndexByte(b[taken:], '\r')
+			s.out = append(s.out, b[taken:end]...)
+			s.out = append(s.out, '\n')
+			taken = end + 2
+		}
 	}
-	s.held.push(b[:taken], s.now)
-	pass := max(s.held.len()+1-screenLines, 0)
-	s.out = s.held.pop(s.out, pass)
 	s.savedRow -= pass // as if each line had been popped
-	if taken < len(b) || !s.held.fits() {
-		// The rest goes through the window, behind these lines.
-		s.unhold()
+	if rest := b[taken:]; tail && s.held.fits(rest, n-(pass-fromHeld)) {
+		s.held.push(rest, s.now)
+		return len(b), run
 	}
+	// The rest goes through the window, behind the lines held.
+	s.unhold()
 	return taken, run
 }
 
@@ -294,6 +302,9 @@ func (s *screen) takeHeld() {
 	s.now = now
 	s.printPlain(s.held.text[start:])
 	s.held.text, s.held.ends, s.held.mod = s.held.text[:0], s.held.ends[:0], s.held.mod[:0]
+	if cap(s.held.text) > maxKeptOut {
+		s.held.text = nil // held long lines: do not keep their size
+	}
 }
 
 // printPlain prints printable ASCII and tabs as the parser would.

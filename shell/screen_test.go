@@ -188,6 +188,13 @@ func TestScreen_HeldLines(t *testing.T) {
 			reads: []screenRead{{end: len(run) + lineMaxRunes/2 + 1}, {end: -1, live: true}},
 		},
 		{
+			// A line begun in one read scrolls out within the next,
+			// which brings a screenful more.
+			name:  "a held line start joins its end when the line scrolls out",
+			data:  []byte(string(run) + "begun in one read, " + "ended in the next\r\n" + string(run)),
+			reads: []screenRead{{end: len(run) + 19}, {end: -1}},
+		},
+		{
 			// The cursor saved below the cursor (after erasing up to
 			// it) moves up with every line that scrolls out, held ones
 			// too.
@@ -205,5 +212,23 @@ func TestScreen_HeldLines(t *testing.T) {
 			}
 			assert.Equal(t, screenReads(c.data, c.reads, true), screenReads(c.data, c.reads, false))
 		})
+	}
+}
+
+// TestScreen_HeldLinesBounded guards the memory held lines take: no more
+// than the window would hold, however long the lines and the reads.
+func TestScreen_HeldLinesBounded(t *testing.T) {
+	for _, width := range []int{1, 100, 2000, lineMaxRunes - 1} {
+		s := newScreen(func([]byte) {}, nil)
+		// Short lines first, so lines are held from the first read on.
+		line := strings.Repeat("z", width) + "\r\n"
+		data := []byte(strings.Repeat("a\r\n", 2*screenLines) + strings.Repeat(line, 3*screenLines) + "z")
+		for len(data) > 0 {
+			n := min(len(data), 64<<10)
+			s.Write(data[:n])
+			data = data[n:]
+			assert.Less(t, s.held.len(), screenLines)
+			assert.LessOrEqual(t, len(s.held.text), screenMaxRunes+screenLines+lineMaxRunes, "width %d", width)
+		}
 	}
 }
