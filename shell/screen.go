@@ -46,10 +46,9 @@ type screen struct {
 	out   []byte
 	spare [][]rune // emptied line buffers, reused for new lines
 
-	// held keeps the last plain lines of a flood of output out of the
-	// window until something other than more plain lines comes: see
-	// passLines. While it holds lines, the window is the cursor's line
-	// alone, empty, and the held lines are the lines above it.
+	// held keeps the last plain lines of a flood of output, and the
+	// start of the cursor's line, out of the window until something other
+	// than more plain lines comes: see passLines and heldLines.
 	held heldLines
 
 	// linesArr and modArr are the arrays lines and mod slide through as
@@ -70,8 +69,8 @@ const (
 	lineMaxRunes = 16 << 10
 	// spareLineCap is the largest line buffer kept for reuse.
 	spareLineCap = 1 << 10
-	// maxKeptOut is the largest buffer of finalized text kept for reuse;
-	// a terminal read rarely finalizes more.
+	// maxKeptOut is the largest buffer of finalized or held text kept
+	// for reuse; a terminal read rarely finalizes or holds more.
 	maxKeptOut = 64 << 10
 	// oscDataMax bounds the data of an OSC sequence the parser keeps.
 	oscDataMax = 4096
