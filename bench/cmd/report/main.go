@@ -143,7 +143,9 @@ Notes:
 - Idle RSS counts the server process only, all of its resident pages,
   its binary's code and read-only data among them (shared page cache,
   most of the binary: the kernel maps a file's cached pages around each
-  one touched).
+  one touched). The row under it shows that part (RssFile) beside the
+  binary's size, for the server and for the start floor, which runs
+  next to none of the code it links.
 - The 64-session memory row allows 0.4 MB per session for each session's
   own state (screen, buffers) besides the output the budget bounds.
 - Pipe mode runs outside the terminal (see README): its floor is seq

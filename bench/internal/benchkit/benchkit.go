@@ -147,13 +147,21 @@ func (s *Server) Stop() {
 // RSS returns a process's resident set size in bytes (VmRSS), or its peak
 // (VmHWM) when peak is true.
 func RSS(pid int, peak bool) (int64, error) {
+	if peak {
+		return statusBytes(pid, "VmHWM:")
+	}
+	return statusBytes(pid, "VmRSS:")
+}
+
+// FileRSS returns the part of a process's resident set that maps files
+// (RssFile): for a static binary, mostly the binary's own code and data.
+func FileRSS(pid int) (int64, error) { return statusBytes(pid, "RssFile:") }
+
+// statusBytes reads a field of /proc/PID/status given in kB.
+func statusBytes(pid int, key string) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
-	}
-	key := "VmRSS:"
-	if peak {
-		key = "VmHWM:"
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, key); ok {
