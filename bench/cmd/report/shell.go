@@ -149,18 +149,18 @@ func sessionLatency(ctx context.Context, env *benchkit.Env, n int) ([]time.Durat
 // more than the code that runs.
 func measureStartup(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, error) {
 	var ready, floorReady []time.Duration
-	var rss, floorRSS, file, floorFile []time.Duration // bytes; Percentile gives the median
+	var rss, floorRSS, file, floorFile []int64 // bytes
 	for range env.Iterations(20) {
 		d, m, err := startIdle(ctx, env, "action-server")
 		if err != nil {
 			return nil, err
 		}
-		ready, rss, file = append(ready, d), append(rss, time.Duration(m.rss)), append(file, time.Duration(m.file))
+		ready, rss, file = append(ready, d), append(rss, m.rss), append(file, m.file)
 		d, m, err = startIdle(ctx, env, "startfloor")
 		if err != nil {
 			return nil, err
 		}
-		floorReady, floorRSS, floorFile = append(floorReady, d), append(floorRSS, time.Duration(m.rss)), append(floorFile, time.Duration(m.file))
+		floorReady, floorRSS, floorFile = append(floorReady, d), append(floorRSS, m.rss), append(floorFile, m.file)
 	}
 	size, err := os.Stat(filepath.Join(env.BinDir, "action-server"))
 	if err != nil {
@@ -171,8 +171,8 @@ func measureStartup(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, err
 		return nil, err
 	}
 	r50, f50 := benchkit.Percentile(ready, 50), benchkit.Percentile(floorReady, 50)
-	m50, fm50 := int64(benchkit.Percentile(rss, 50)), int64(benchkit.Percentile(floorRSS, 50))
-	b50, fb50 := int64(benchkit.Percentile(file, 50)), int64(benchkit.Percentile(floorFile, 50))
+	m50, fm50 := benchkit.Percentile(rss, 50), benchkit.Percentile(floorRSS, 50)
+	b50, fb50 := benchkit.Percentile(file, 50), benchkit.Percentile(floorFile, 50)
 	return []benchkit.Row{
 		{Metric: "start to /alive (median)", Value: benchkit.Ms(r50), Floor: benchkit.Ms(f50) + " (start floor)",
 			Ratio: benchkit.Ratio(float64(r50), float64(f50)), Target: "≤ 15 ms", OK: benchkit.Check(r50 <= 15*time.Millisecond)},

@@ -52,7 +52,7 @@ func (e *Env) Iterations(n int) int {
 }
 
 // Percentile returns the p-th percentile (0–100) of d.
-func Percentile(d []time.Duration, p float64) time.Duration {
+func Percentile[T ~int64 | ~float64](d []T, p float64) T {
 	if len(d) == 0 {
 		return 0
 	}
