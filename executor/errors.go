@@ -28,6 +28,9 @@ const (
 	// KindUnavailable is a request that cannot be served now for want of a
 	// resource that ending something else frees (a pseudo-terminal).
 	KindUnavailable
+	// KindTooLarge is a request whose content is over a size limit (an
+	// archive that unpacks to too much).
+	KindTooLarge
 )
 
 // Error is an error of the executor: its kind, and the error that says what

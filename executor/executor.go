@@ -20,6 +20,7 @@ import (
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 	"github.com/actionserver/actionserver/mcp"
 	"github.com/actionserver/actionserver/plugins"
@@ -78,6 +79,9 @@ type Executor struct {
 	editor   *files.Editor
 	mcp      *mcp.Manager
 	watchers files.Watchers
+	// fsUser gives file actions the sandbox user's filesystem rights when
+	// the server is root and the shells are not; nil otherwise.
+	fsUser *asuser.User
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session
@@ -128,6 +132,7 @@ func Start(ctx context.Context, opts Options) *Executor {
 	}
 	e.browser = browser.New(bo)
 	e.editor = &files.Editor{WorkspaceRoot: opts.WorkDir, Owner: e.fileOwner()}
+	e.fsUser = fileUser(opts)
 	e.mcp = e.newMCP()
 	return e
 }
@@ -161,6 +166,25 @@ func (e *Executor) Ready(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// fileUser is whose filesystem rights the file actions take: the shells'
+// user's, with new files given FileOwner's group natively.
+func fileUser(opts Options) *asuser.User {
+	c := opts.Credential
+	if c == nil {
+		return nil
+	}
+	fileGID := c.Gid
+	if opts.FileOwner != nil && opts.FileOwner.GID >= 0 {
+		fileGID = uint32(opts.FileOwner.GID)
+	}
+	return asuser.ForFiles(c.Uid, c.Gid, fileGID, c.Groups)
+}
+
+// FileUser returns whose filesystem rights file access takes (nil: the
+// server's own), for components outside the executor such as the file
+// viewer.
+func (e *Executor) FileUser() *asuser.User { return e.fsUser }
 
 func (e *Executor) fileOwner() chown.Owner {
 	if e.opts.FileOwner == nil {

@@ -245,3 +245,36 @@ func TestWatch_StalledReaderDoesNotWedgeCancel(t *testing.T) {
 	}
 	assert.Equal(t, before, inotifyFDs(t))
 }
+
+func TestWatch_DirectoryCapSaysWhatIsNotWatched(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b", "c", "d"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d, "x"), 0o755))
+	}
+	ws := &Watchers{MaxDirs: 3, MaxDirsTotal: 4, Coalesce: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := ws.Watch(ctx, root, true)
+	require.NoError(t, err)
+	assert.Equal(t, 3, ws.WatchedDirs(), "the per-watch cap")
+	select {
+	case ev := <-events:
+		assert.Equal(t, OpLimit, ev.Op)
+		assert.True(t, ev.IsDir)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no limit event")
+	}
+
+	// The total cap: a second watch gets one directory, a third none.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	_, err = ws.Watch(ctx2, filepath.Join(root, "d", "x"), true)
+	require.NoError(t, err)
+	_, err = ws.Watch(ctx2, filepath.Join(root, "d"), false)
+	assert.ErrorIs(t, err, ErrTooManyWatchers)
+
+	cancel()
+	cancel2()
+	require.Eventually(t, func() bool { return ws.WatchedDirs() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"ended watches give their directories back")
+}
