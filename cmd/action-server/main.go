@@ -85,28 +85,6 @@ func run(args []string) int {
 	if len(cfg.Plugins) == 0 {
 		set = nil
 	}
-	// Agents find it through browser.ServerURLFile; it answers on loopback
-	// only, whether or not the browser is enabled, as upstream's does, and
-	// is up before the server reports ready. It starts first so that it is
-	// up by then, not waited for.
-	urlFile := browser.ServerURLFile
-	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
-		urlFile = v // several servers on one machine need their own
-	}
-	viewerStarted := make(chan *browser.FileViewer, 1)
-	go func() {
-		viewer, err := browser.StartFileViewer(cfg.Port, urlFile, log)
-		if err != nil {
-			log.Warn("file viewer not started", "error", err)
-		}
-		viewerStarted <- viewer
-	}()
-	defer func() {
-		if viewer := <-viewerStarted; viewer != nil {
-			viewer.Close()
-		}
-	}()
-
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go stopOnSignal(stop)
@@ -127,6 +105,31 @@ func run(args []string) int {
 		return 1
 	}
 	exec := executor.Start(ctx, sb.executorOptions(cfg, timeouts, start, set, log))
+	// Agents find it through browser.ServerURLFile; it answers on loopback
+	// only, under a token its URL carries, and reads files with the
+	// sandbox user's rights. Only the browser can use it, so it runs only
+	// with the browser, and is up before the server reports ready.
+	urlFile := browser.ServerURLFile
+	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
+		urlFile = v // several servers on one machine need their own
+	}
+	viewerStarted := make(chan *browser.FileViewer, 1)
+	go func() {
+		if !cfg.EnableBrowser {
+			viewerStarted <- nil
+			return
+		}
+		viewer, err := browser.StartFileViewer(cfg.Port, urlFile, exec.FileUser(), log)
+		if err != nil {
+			log.Warn("file viewer not started", "error", err)
+		}
+		viewerStarted <- viewer
+	}()
+	defer func() {
+		if viewer := <-viewerStarted; viewer != nil {
+			viewer.Close()
+		}
+	}()
 
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
