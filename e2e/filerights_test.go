@@ -31,11 +31,11 @@ const nobodyUID = 65534
 // startAsNonRoot runs the server itself as an unprivileged uid, in a
 // workspace that uid owns: its file actions have that uid's rights and no
 // switch happens. When the tests are not root the server is simply theirs.
-func startAsNonRoot(t *testing.T, extraArgs ...string) (*server, string) {
+func startAsNonRoot(t *testing.T, env []string, extraArgs ...string) (*server, string) {
 	t.Helper()
 	if os.Getuid() != 0 {
 		ws := t.TempDir()
-		return startServer(t, startOpts{workDir: ws, args: append([]string{"--working-dir", ws, "--no-enable-browser"}, extraArgs...)}), ws
+		return startServer(t, startOpts{workDir: ws, env: env, args: append([]string{"--working-dir", ws, "--no-enable-browser"}, extraArgs...)}), ws
 	}
 	parent, err := os.MkdirTemp("", "e2e-nonroot-")
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func startAsNonRoot(t *testing.T, extraArgs ...string) (*server, string) {
 		require.NoError(t, os.Chown(d, nobodyUID, nobodyUID))
 	}
 	args := append([]string{"--working-dir", ws, "--no-enable-browser"}, extraArgs...)
-	return startServer(t, startOpts{workDir: ws, args: args, env: []string{"HOME=" + home},
+	return startServer(t, startOpts{workDir: ws, args: args, env: append([]string{"HOME=" + home}, env...),
 		wrap: []string{"setpriv", "--reuid=" + fmt.Sprint(nobodyUID), "--regid=" + fmt.Sprint(nobodyUID), "--clear-groups"}}), ws
 }
 
@@ -126,7 +126,7 @@ func TestFileRights_RootFollowsNoLinkPastTheSandboxUser(t *testing.T) {
 
 func TestFileRights_NonRootServerReachesOnlyItsOwn(t *testing.T) {
 	f := makeForbidden(t)
-	s, ws := startAsNonRoot(t)
+	s, ws := startAsNonRoot(t, nil)
 	f.plant(t, ws)
 	assertNoRouteReaches(t, s, ws, f)
 }
@@ -265,7 +265,7 @@ func TestRead_LargeFileAnswersWithARangeHintNotGigabytes(t *testing.T) {
 		run  func(t *testing.T) (*server, string)
 	}{
 		{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
-		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t) }},
+		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
 	} {
 		t.Run(start.name, func(t *testing.T) {
 			s, ws := start.run(t)
@@ -310,7 +310,7 @@ func TestWrite_FIFOAnswersAtOnce(t *testing.T) {
 		run  func(t *testing.T) (*server, string)
 	}{
 		{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
-		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t) }},
+		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
 	} {
 		t.Run(start.name, func(t *testing.T) {
 			s, ws := start.run(t)
