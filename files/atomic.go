@@ -125,6 +125,11 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 			// Report the path the caller asked for, as open(2) on it would.
 			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
 		}
+		if existed && errors.Is(err, fs.ErrPermission) {
+			// A file the user may write in a directory the user may not:
+			// in place, as the user would.
+			return writeInPlace(ctx, r, target)
+		}
 		return 0, err
 	}
 	done := false
@@ -213,9 +218,17 @@ func copyInPlace(ctx context.Context, src *os.File, target string) error {
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
+	_, err := writeInPlace(ctx, src, target)
+	return err
+}
+
+// writeInPlace truncates the regular file target and writes r into it,
+// keeping its inode, owner and mode: not atomic, but what a user who may
+// write the file and not its directory can do.
+func writeInPlace(ctx context.Context, r io.Reader, target string) (int64, error) {
 	dst, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fi, err := dst.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -224,13 +237,14 @@ func copyInPlace(ctx context.Context, src *os.File, target string) error {
 	if err == nil {
 		err = dst.Truncate(0)
 	}
+	var n int64
 	if err == nil {
-		_, err = io.Copy(dst, ctxReader{ctx, src})
+		n, err = io.Copy(dst, ctxReader{ctx, r})
 	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return n, err
 }
 
 // ownedOrErr reports a failure to set the owner of a file already in place.

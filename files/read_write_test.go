@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 )
 
@@ -328,4 +330,39 @@ func TestEachLine_TranslatesNewlinesAcrossChunks(t *testing.T) {
 		return true
 	}))
 	assert.Equal(t, splitLinesKeepEnds(universalNewlines(text)), got)
+}
+
+// With a sandbox user's rights (the server root, see package asuser), a
+// file the user may write but not give back to its owner, or whose
+// directory the user may not write, is written in place and keeps its
+// owner and mode, as the user's own shell would leave it.
+func TestWrite_AsSandboxUserKeepsAnotherOwnersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	nobody := &asuser.User{UID: 65534, GID: 65534}
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o755))
+	require.NoError(t, os.Chmod(parent, 0o755))
+	for name, dirMode := range map[string]fs.FileMode{"open directory": 0o777, "closed directory": 0o755} {
+		t.Run(name, func(t *testing.T) {
+			dir, err := os.MkdirTemp(parent, "d")
+			require.NoError(t, err)
+			require.NoError(t, os.Chmod(dir, dirMode))
+			p := dir + "/shared.txt"
+			require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o666))
+			require.NoError(t, os.Chmod(p, 0o666))
+			err = nobody.Do(func() error {
+				return Write(context.Background(), dir, "shared.txt", "new", 0, -1, chown.Owner{UID: 65534, GID: 65534})
+			})
+			require.NoError(t, err)
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "new\n", string(data))
+			fi, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.EqualValues(t, 0, fi.Sys().(*syscall.Stat_t).Uid, "still root's")
+			assert.Equal(t, fs.FileMode(0o666), fi.Mode().Perm())
+		})
+	}
 }
