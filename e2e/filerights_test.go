@@ -435,3 +435,28 @@ func TestUpload_ClientMistakesAreNotServerFaults(t *testing.T) {
 		assert.Equal(t, "404: File not found", apiErr.Detail, "upstream's os.path.exists is false")
 	}
 }
+
+// TestWatch_DirectoryCapIsReported: a recursive watch of a tree with more
+// directories than one watch may take watches up to the cap and tells the
+// client, with one "limit" event, where it stopped.
+func TestWatch_DirectoryCapIsReported(t *testing.T) {
+	s := startServer(t, startOpts{})
+	root := filepath.Join(s.WorkDir, "tree")
+	for i := range 8300 { // over the cap of 8192
+		require.NoError(t, os.MkdirAll(filepath.Join(root, fmt.Sprintf("d%02d", i/100), fmt.Sprintf("e%03d", i%100)), 0o755))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	events, err := s.Client.Watch(ctx, root, true)
+	require.NoError(t, err)
+	select {
+	case ev, ok := <-events:
+		require.True(t, ok, "stream ended")
+		require.NoError(t, ev.Err)
+		assert.Equal(t, "limit", ev.Op)
+		assert.True(t, ev.IsDir)
+		assert.True(t, strings.HasPrefix(ev.Path, root+"/"), ev.Path)
+	case <-ctx.Done():
+		t.Fatal("no limit event")
+	}
+}
