@@ -127,12 +127,15 @@ func Start(ctx context.Context, opts Options) *Executor {
 	if bo.FileOwner == nil && opts.FileOwner != nil {
 		bo.FileOwner = opts.FileOwner
 	}
+	e.fsUser = fileUser(opts)
+	if bo.FileUser == nil {
+		bo.FileUser = e.fsUser
+	}
 	if bo.Logger == nil {
 		bo.Logger = e.log
 	}
 	e.browser = browser.New(bo)
 	e.editor = &files.Editor{WorkspaceRoot: opts.WorkDir, Owner: e.fileOwner()}
-	e.fsUser = fileUser(opts)
 	e.mcp = e.newMCP()
 	return e
 }

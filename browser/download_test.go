@@ -1,0 +1,48 @@
+package browser
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/asuser"
+)
+
+// A download is copied into the agent's workspace: a link planted where
+// the copy goes, or where Chromium's file was, must not let a root server
+// write or read past the sandbox user's rights.
+func TestDownloadCopy_FollowsNoLinkPastTheUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	top := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(top), 0o755))
+	require.NoError(t, os.Chmod(top, 0o755))
+	ws := filepath.Join(top, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o777))
+	require.NoError(t, os.Chmod(ws, 0o777))
+	secret := filepath.Join(top, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("root only"), 0o600))
+	require.NoError(t, os.Symlink(secret, filepath.Join(ws, "file_1.pdf")))
+	require.NoError(t, os.Symlink(secret, filepath.Join(ws, "guid")))
+	user := &asuser.User{UID: 65534, GID: 65534}
+
+	err := copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_1.pdf"), nil, user)
+	assert.ErrorIs(t, err, os.ErrPermission)
+	data, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	assert.Equal(t, "root only", string(data), "not written through the link")
+
+	_, err = openDownload(filepath.Join(ws, "guid"))
+	assert.Error(t, err, "a link where the download was is not followed")
+
+	require.NoError(t, copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_2.pdf"), nil, user))
+	fi, err := os.Stat(filepath.Join(ws, "file_2.pdf"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid, "the user's own file")
+}
