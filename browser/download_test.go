@@ -46,3 +46,32 @@ func TestDownloadCopy_FollowsNoLinkPastTheUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid, "the user's own file")
 }
+
+func TestScreenshot_SavedWithTheUsersRights(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	top := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(top), 0o755))
+	require.NoError(t, os.Chmod(top, 0o755))
+	ws := filepath.Join(top, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o777))
+	require.NoError(t, os.Chmod(ws, 0o777))
+	closed := filepath.Join(top, "closed")
+	require.NoError(t, os.Mkdir(closed, 0o700))
+	require.NoError(t, os.Symlink(closed, filepath.Join(ws, ".browser_screenshots")))
+
+	b := New(Options{WorkDir: ws, FileUser: &asuser.User{UID: 65534, GID: 65534}})
+	_, err := b.saveScreenshot([]byte("png"))
+	assert.ErrorIs(t, err, os.ErrPermission)
+	entries, err := os.ReadDir(closed)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written into the root-only directory")
+
+	require.NoError(t, os.Remove(filepath.Join(ws, ".browser_screenshots")))
+	p, err := b.saveScreenshot([]byte("png"))
+	require.NoError(t, err)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid)
+}
