@@ -128,6 +128,7 @@ func Start(ctx context.Context, opts Options) *Executor {
 		bo.FileOwner = opts.FileOwner
 	}
 	e.fsUser = fileUser(opts)
+	e.watchers.As = e.fsUser
 	if bo.FileUser == nil {
 		bo.FileUser = e.fsUser
 	}

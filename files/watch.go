@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // Watch operations, as WatchEvent.Op carries them.
@@ -67,6 +69,11 @@ type Watchers struct {
 	// watch at a cap leaves the rest unwatched and says so with one
 	// OpLimit event.
 	MaxDirs, MaxDirsTotal int
+	// As, when set, gives the watches its filesystem rights (see package
+	// asuser): which directories can be watched, and which links are
+	// followed, are that user's to decide. Each watch then keeps one OS
+	// thread while it runs.
+	As *asuser.User
 
 	mu     sync.Mutex
 	active int
@@ -78,6 +85,18 @@ type Watchers struct {
 // ends; the inotify instance is released before the channel closes. dir
 // must be an existing directory.
 func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
+	var out <-chan WatchEvent
+	err := ws.As.Do(func() error {
+		var err error
+		out, err = ws.watch(ctx, dir, recursive)
+		return err
+	})
+	return out, err
+}
+
+// watch is Watch with the caller's rights; the watch's goroutine takes
+// ws.As's.
+func (ws *Watchers) watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", dir, err)
@@ -116,7 +135,7 @@ func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-ch
 		defer ws.release()
 		defer w.fw.Close()
 		defer func() { ws.releaseDirs(len(w.dirs)) }()
-		w.run(ctx)
+		_ = ws.As.Do(func() error { w.run(ctx); return nil })
 	}()
 	return w.out, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // inotifyFDs counts this process's open inotify instances.
@@ -277,4 +279,38 @@ func TestWatch_DirectoryCapSaysWhatIsNotWatched(t *testing.T) {
 	cancel2()
 	require.Eventually(t, func() bool { return ws.WatchedDirs() == 0 }, 5*time.Second, 10*time.Millisecond,
 		"ended watches give their directories back")
+}
+
+func TestWatch_TakesTheUsersRights(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	top := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(top), 0o755))
+	require.NoError(t, os.Chmod(top, 0o755))
+	closed := filepath.Join(top, "closed")
+	require.NoError(t, os.Mkdir(closed, 0o700))
+	open := filepath.Join(top, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	require.NoError(t, os.Symlink(closed, filepath.Join(open, "link")))
+
+	ws := &Watchers{As: &asuser.User{UID: 65534, GID: 65534}, Coalesce: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, dir := range []string{closed, filepath.Join(open, "link")} {
+		_, err := ws.Watch(ctx, dir, true)
+		assert.ErrorIs(t, err, os.ErrPermission, dir)
+	}
+	events, err := ws.Watch(ctx, open, true)
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(open, "sub"), 0o755))
+	select {
+	case ev := <-events:
+		assert.Equal(t, OpCreate, ev.Op)
+		assert.Equal(t, filepath.Join(open, "sub"), ev.Path)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	assert.Equal(t, 2, ws.WatchedDirs(), "the new directory is watched too")
 }
