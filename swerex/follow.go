@@ -19,6 +19,7 @@ type cursor struct {
 	cmd      *executor.Command
 	off      int64  // final output consumed up to here
 	tailSkip string // the live line's consumed start, not yet final at off
+	since    uint64 // clock tick the command started at (see clockTicks)
 }
 
 // waitResult is what a wait saw.

@@ -16,8 +16,9 @@ const (
 	defaultInterruptTimeout = 200 * time.Millisecond
 	defaultInterruptRetries = 3
 	// killWait bounds the wait for a command to end once its processes
-	// were killed, which takes the kernel and bash only a moment.
-	killWait = 5 * time.Second
+	// were killed, which takes the kernel and bash only a moment; a
+	// command bash runs itself does not end that way, and bash goes next.
+	killWait = time.Second
 )
 
 // interrupt serves a BashInterruptAction: Ctrl-C, as many times as asked;
@@ -115,13 +116,17 @@ func (s *session) waitEnd(ctx context.Context, timeout time.Duration, patterns [
 	return r, err == nil, err
 }
 
-// jobTree lists the running command's job and everything it started.
+// jobTree lists what the running command started: its job (none when bash
+// runs it itself) with everything below it, and its background jobs.
 func (s *session) jobTree() procTree {
 	pgrp, err := s.es.Foreground()
-	if err != nil || pgrp == 0 {
-		// A builtin runs the command: its children are bash's, found by
-		// the jobs they run in, which are foreground one at a time.
-		return nil
+	if err != nil {
+		pgrp = 0
 	}
-	return descendants(pgrp)
+	if s.cur.since == 0 {
+		// The start tick is unknown: the background jobs cannot be told
+		// from those of earlier commands, so only the job is ended.
+		return commandTree(pgrp, 0, 0)
+	}
+	return commandTree(pgrp, s.es.ShellPID(), s.cur.since)
 }

@@ -17,13 +17,16 @@ type proc struct {
 // procTree is a set of processes to end together.
 type procTree []proc
 
-// descendants lists the processes of the process group pgrp and all their
-// descendants, wherever they moved (a new group, a new session): what a
-// command's job started, which Ctrl-C to its group does not reach.
-func descendants(pgrp int) procTree {
+// commandTree lists what a command started: the processes of its job (the
+// process group pgrp; 0 for none) and all their descendants, wherever they
+// moved (a new group, a new session), and every process of the terminal's
+// session sid started since the tick since (its background jobs), except
+// the shell, sid itself. Ctrl-C to the job's group reaches none but the
+// first.
+func commandTree(pgrp, sid int, since uint64) procTree {
 	type info struct {
-		ppid, pgrp int
-		start      uint64
+		ppid, pgrp, sid int
+		start           uint64
 	}
 	all := map[int]info{}
 	names, _ := os.ReadDir("/proc")
@@ -43,12 +46,13 @@ func descendants(pgrp int) procTree {
 		// Fields after the name: state(3) ppid(4) pgrp(5) ... starttime(22).
 		ppid, _ := strconv.Atoi(string(f[1]))
 		pg, _ := strconv.Atoi(string(f[2]))
+		sess, _ := strconv.Atoi(string(f[3]))
 		start, _ := strconv.ParseUint(string(f[19]), 10, 64)
-		all[pid] = info{ppid: ppid, pgrp: pg, start: start}
+		all[pid] = info{ppid: ppid, pgrp: pg, sid: sess, start: start}
 	}
 	in := map[int]bool{}
 	for pid, i := range all {
-		if i.pgrp == pgrp {
+		if (pgrp > 0 && i.pgrp == pgrp) || (sid > 0 && pid != sid && i.sid == sid && i.start >= since) {
 			in[pid] = true
 		}
 	}
@@ -63,7 +67,9 @@ func descendants(pgrp int) procTree {
 	}
 	out := make(procTree, 0, len(in))
 	for pid := range in {
-		out = append(out, proc{pid: pid, start: all[pid].start})
+		if pid != sid {
+			out = append(out, proc{pid: pid, start: all[pid].start})
+		}
 	}
 	return out
 }
@@ -93,4 +99,23 @@ func statFields(stat []byte) [][]byte {
 		return nil
 	}
 	return bytes.Fields(stat[i+1:])
+}
+
+// clockTicks returns the time since boot in the clock ticks of
+// /proc/<pid>/stat's start time (USER_HZ, 100 on Linux), so a process's
+// start can be compared with it; 0 when it cannot be read.
+func clockTicks() uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return 0
+	}
+	secs, err := strconv.ParseFloat(string(f[0]), 64)
+	if err != nil {
+		return 0
+	}
+	return uint64(secs * 100)
 }

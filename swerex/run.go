@@ -45,11 +45,12 @@ func (s *session) run(ctx context.Context, a action, bash string) (observation, 
 				return s.finish(a, command, waitResult{matched: -1, done: true})
 			}
 		}
+		since := clockTicks()
 		c, err := s.es.Start(ctx, command)
 		if err != nil {
 			return obs, err
 		}
-		s.cur = &cursor{cmd: c}
+		s.cur = &cursor{cmd: c, since: since}
 	} else if err := s.es.Input(command, true); err != nil {
 		// What runs (an interactive program, a command that timed out)
 		// reads the line, as upstream types it into the terminal.
