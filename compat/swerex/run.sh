@@ -3,7 +3,7 @@
 # and mini-swe-agent's SWE-ReX environment drive bin/action-server started
 # as swerex-remote.
 #
-#   COMPAT_PYTEST   extra pytest arguments (e.g. "-k execute -x")
+#   SWEREX_PYTEST   extra pytest arguments (e.g. "-k execute -x")
 #
 # Without Python 3.12 or later it says so and skips, or fails when CI is set.
 set -uo pipefail
@@ -26,4 +26,4 @@ elif ((rc != 0)); then
 fi
 say "swe-rex 1.4.0 and mini-swe-agent 2.4.6 against swerex-remote"
 # shellcheck disable=SC2086
-cd "$here" && MSWEA_SILENT_STARTUP=1 "$venv/bin/python" -m pytest ${COMPAT_PYTEST:-}
+cd "$here" && MSWEA_SILENT_STARTUP=1 "$venv/bin/python" -m pytest ${SWEREX_PYTEST:-}
