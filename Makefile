@@ -65,6 +65,7 @@ fuzz:
 # suite's environment; without Python 3.12+ that row says it was not measured.
 bench: build
 	-compat/openhands/setup.sh 0.62.0 >/dev/null
+	-compat/swerex/setup.sh >/dev/null
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./shell ./files ./server
 	$(GO) run ./bench/cmd/report
 
