@@ -2,6 +2,7 @@ package swerex
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ func compileExpect(expect []string) []*regexp.Regexp {
 	return out
 }
 
+// Bounds of what one wait holds and searches. A command may print without
+// end while a wait follows it: only the last maxWaitText bytes are kept
+// (the text then says how much was dropped), and each change is searched
+// for the patterns from searchOverlap bytes before what was searched
+// already, not from the start.
+const (
+	maxWaitText   = 8 << 20
+	searchOverlap = 4 << 10
+)
+
 // wait follows the command until a pattern matches the unconsumed output,
 // the command finishes, the timeout passes (timeout <= 0: none) or ctx
 // ends. A match or the end consumes the output it returns; a timeout
@@ -61,43 +72,68 @@ func (cur *cursor) wait(ctx context.Context, timeout time.Duration, patterns []*
 		defer t.Stop()
 		deadline = t.C
 	}
-	var acc strings.Builder
-	next := cur.off
+	var final []byte    // final output from accStart, up to next
+	accStart := cur.off // offset of final[0]
+	next := cur.off     // offset just after final
+	var dropped int64   // bytes between cur.off and accStart not kept
+	searched := 0       // bytes of final searched for patterns already
 	for {
 		changed := cur.cmd.Changed()
 		var tail string
 		done := false
 		for {
 			ch := cur.cmd.Read(next, executor.MaxOutputChunk)
-			acc.WriteString(ch.Data)
+			final = append(final, ch.Data...)
 			next, tail, done = ch.NextOffset, ch.Tail, ch.Done
+			if over := len(final) - maxWaitText; over > 0 {
+				final = append(final[:0], final[over:]...)
+				accStart += int64(over)
+				dropped += int64(over)
+				searched = max(0, searched-over)
+			}
 			if ch.Data == "" || done {
 				break
 			}
 		}
-		final := acc.String()
-		view := final + tail
+		// A dropped start or a lost stretch leaves the offsets apart from
+		// final's length; what was lost counts as dropped.
+		if gap := next - accStart - int64(len(final)); gap > 0 {
+			accStart += gap
+			dropped += gap
+		}
+		view := string(final) + tail
 		skip := 0
-		if cur.tailSkip != "" && strings.HasPrefix(view, cur.tailSkip) {
+		if accStart == cur.off && cur.tailSkip != "" && strings.HasPrefix(view, cur.tailSkip) {
 			skip = len(cur.tailSkip)
 		}
-		view = view[skip:]
-		if idx, start, end := earliest(view, patterns); idx >= 0 {
-			cur.consume(final, tail, skip+end, next)
-			return waitResult{text: view[:start], matched: idx}, nil
+		from := max(skip, searched-searchOverlap)
+		if idx, start, end := earliest(view[from:], patterns); idx >= 0 {
+			start, end = start+from, end+from
+			text := view[skip:start]
+			cur.consume(string(final), tail, end, next)
+			return waitResult{text: droppedNote(dropped) + text, matched: idx}, nil
 		}
+		searched = len(final)
 		if done {
-			cur.consume(final, "", len(final), next)
-			return waitResult{text: view, matched: -1, done: true}, nil
+			cur.consume(string(final), "", len(final), next)
+			return waitResult{text: droppedNote(dropped) + view[skip:], matched: -1, done: true}, nil
 		}
 		select {
 		case <-changed:
 		case <-deadline:
-			return waitResult{}, &errWaitTimeout{partial: view}
+			return waitResult{}, &errWaitTimeout{partial: droppedNote(dropped) + view[skip:]}
 		case <-ctx.Done():
 			return waitResult{}, ctx.Err()
 		}
 	}
+}
+
+// droppedNote says how much output a wait could not keep.
+func droppedNote(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("[%d bytes of output were dropped here: the server keeps the last %d]\n", n, maxWaitText)
 }
 
 // consume marks everything up to end (a position in final+tail) as seen;

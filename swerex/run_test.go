@@ -209,3 +209,31 @@ func TestCreateSession_SourcesStartupFilesAndRefusesDuplicates(t *testing.T) {
 		assert.Equal(t, "session 'a' does not exist", msg, path)
 	}
 }
+
+func TestRunInSession_BoundsWhatItHoldsAndTakesHugeCommands(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.session("s")
+	// 12 MB of output, more than a wait keeps.
+	r := ts.run("s", map[string]any{"command": "head -c 12000000 /dev/zero | tr '\\0' a | fold -w 1000; echo; echo end"})
+	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	out := r.body["output"].(string)
+	assert.LessOrEqual(t, len(out), maxWaitText+200, "bounded")
+	assert.True(t, strings.HasPrefix(out, "["), "says that output was dropped: %.80q", out)
+	assert.True(t, strings.HasSuffix(out, "\nend\n"), "keeps the end: %q", out[max(0, len(out)-100):])
+
+	// A command of a few megabytes reaches bash whole.
+	huge := "x=" + strings.Repeat("y", 3<<20) + "; echo ${#x}"
+	r = ts.run("s", map[string]any{"command": huge})
+	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	assert.Equal(t, strconv.Itoa(3<<20)+"\n", r.body["output"])
+}
+
+func TestInterrupt_WithNothingRunningAnswersAtOnce(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.session("s")
+	r := ts.run("s", map[string]any{"action_type": "bash_interrupt"})
+	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
+	assert.Equal(t, "", r.body["output"])
+	assert.Equal(t, float64(0), r.body["exit_code"])
+	assert.Equal(t, psOneMarker, r.body["expect_string"])
+}
