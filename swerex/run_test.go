@@ -213,8 +213,8 @@ func TestCreateSession_SourcesStartupFilesAndRefusesDuplicates(t *testing.T) {
 func TestRunInSession_BoundsWhatItHoldsAndTakesHugeCommands(t *testing.T) {
 	ts := newTestServer(t, nil)
 	ts.session("s")
-	// 12 MB of output, more than a wait keeps.
-	r := ts.run("s", map[string]any{"command": "head -c 12000000 /dev/zero | tr '\\0' a | fold -w 1000; echo; echo end"})
+	// 9 MB of output, more than a wait keeps.
+	r := ts.run("s", map[string]any{"command": "head -c 9000000 /dev/zero | tr '\\0' a | fold -w 1000; echo; echo end"})
 	require.Equal(t, http.StatusOK, r.status, "%v", r.body)
 	out := r.body["output"].(string)
 	assert.LessOrEqual(t, len(out), maxWaitText+200, "bounded")

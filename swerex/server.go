@@ -87,7 +87,7 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.recover, s.auth, s.replayLast)
+	r.Use(s.recover, s.logRequests, s.auth, s.replayLast)
 	r.NoRoute(func(c *gin.Context) { detail(c, http.StatusNotFound, "Not Found") })
 	r.NoMethod(func(c *gin.Context) { detail(c, http.StatusMethodNotAllowed, "Method Not Allowed") })
 
@@ -117,6 +117,20 @@ func (s *Server) recover(c *gin.Context) {
 		}
 	}()
 	c.Next()
+}
+
+// logRequests logs one line per request at debug level, and requests
+// that failed on the server's side (5xx other than an exception) at info.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	status := c.Writer.Status()
+	level := slog.LevelDebug
+	if status >= 500 && status != statusException {
+		level = slog.LevelInfo
+	}
+	s.log.Log(c.Request.Context(), level, "request", "api", "swe-rex", "method", c.Request.Method,
+		"path", c.Request.URL.Path, "status", status, "duration", time.Since(start))
 }
 
 // auth refuses a request without the right X-API-Key as upstream does:
