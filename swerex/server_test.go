@@ -249,3 +249,30 @@ func TestClose_EndsEverySession(t *testing.T) {
 	assert.Equal(t, classNoSession, class)
 	ts.session("a") // the server itself goes on
 }
+
+func TestUpload_RefusesAnArchiveThatLeavesItsTarget(t *testing.T) {
+	ts := newTestServer(t, nil)
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	w, err := zw.Create("../escaped.txt")
+	require.NoError(t, err)
+	_, _ = w.Write([]byte("x"))
+	require.NoError(t, zw.Close())
+	dest := filepath.Join(ts.dir, "inner", "target")
+	r := ts.upload(t, dest, "zipped_transfer.zip", zbuf.Bytes(), true)
+	require.Equal(t, statusException, r.status, "%v", r.body)
+	class, _, _ := r.exception()
+	assert.Equal(t, classOSError, class)
+	assert.NoFileExists(t, filepath.Join(ts.dir, "inner", "escaped.txt"))
+
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", "f")
+	require.NoError(t, err)
+	_, _ = fw.Write([]byte("x"))
+	require.NoError(t, mw.Close())
+	r = ts.do(http.MethodPost, "/upload", body.Bytes(), map[string]string{"Content-Type": mw.FormDataContentType()})
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "no target_path: %v", r.body)
+	r = ts.do(http.MethodPost, "/upload", []byte("{}"), nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "not a form: %v", r.body)
+}
