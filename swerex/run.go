@@ -40,10 +40,16 @@ func (s *session) run(ctx context.Context, a action, bash string) (observation, 
 			if err := checkSyntax(ctx, bash, command); err != nil {
 				return obs, err
 			}
-			if strings.TrimSpace(command) == "" {
-				// Nothing to run; upstream's prompt comes straight back.
-				return s.finish(a, command, waitResult{matched: -1, done: true})
+		}
+		if strings.TrimSpace(command) == "" {
+			// Nothing to run: the prompt comes straight back, and nothing
+			// failed.
+			obs.ExpectString = psOneMarker
+			if a.Check != "ignore" || interactive {
+				zero := 0
+				obs.ExitCode = &zero
 			}
+			return obs, nil
 		}
 		since := clockTicks()
 		c, err := s.es.Start(ctx, command)
