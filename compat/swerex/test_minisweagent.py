@@ -8,7 +8,12 @@ model is involved.
 
 import asyncio
 import os
+import tempfile
 
+# mini-swe-agent makes its global config directory when imported; keep it
+# out of the machine's home.
+_config = tempfile.TemporaryDirectory(prefix="mswea-config-")
+os.environ["MSWEA_GLOBAL_CONFIG_DIR"] = _config.name
 os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
 
 import pytest
@@ -20,8 +25,7 @@ from conftest import TOKEN
 
 
 @pytest.fixture
-def env(server, tmp_path, monkeypatch):
-    monkeypatch.setenv("MSWEA_GLOBAL_CONFIG_DIR", str(tmp_path))
+def env(server):
     e = SwerexDockerEnvironment.__new__(SwerexDockerEnvironment)
     e.config = SwerexDockerEnvironmentConfig(image="unused", cwd=str(server.workdir), timeout=5)
     e.deployment = RemoteDeployment(host="http://127.0.0.1", port=server.port, auth_token=TOKEN)
