@@ -312,3 +312,16 @@ func closeShell(ctx context.Context, s *shell.Session, grace time.Duration) {
 	defer cancel()
 	s.Close(ctx)
 }
+
+// Foreground returns the process group of the running command's job, or 0
+// when the shell itself runs it (a builtin); ErrNotRunning when idle.
+func (s *Session) Foreground() (int, error) {
+	pgrp, err := s.sh.Foreground()
+	if err != nil {
+		return 0, controlError(err)
+	}
+	return pgrp, nil
+}
+
+// ShellPID returns the pid of the session's bash, or 0 when there is none.
+func (s *Session) ShellPID() int { return s.sh.PID() }

@@ -42,6 +42,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == fileEditorCommand {
 		os.Exit(runFileEditor(os.Stdin, os.Stdout))
 	}
+	if serverflags.IsSwerex(os.Args[0]) {
+		os.Exit(runSwerexRemote(os.Args[1:]))
+	}
 	args := os.Args[1:]
 	if serverflags.IsLauncher(os.Args[0]) {
 		var err error
