@@ -106,7 +106,13 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 		return nil, ErrTooManySessions
 	}
 	e.starting[id] = true // reserve the id while bash starts
+	e.startingWG.Add(1)   // before Close can wait: e.closed is false
 	e.mu.Unlock()
+	defer e.startingWG.Done()
+	// Close cuts a start short rather than wait for it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.quit, cancel)()
 
 	opts := e.shellOptions(e.opts.WorkDir)
 	if o.Cwd != "" {
@@ -118,16 +124,21 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	s, err := shell.Start(ctx, opts)
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	delete(e.starting, id)
-	if err != nil {
+	closed := e.closed
+	if err == nil && !closed {
+		e.sessions[id] = s
+	}
+	e.mu.Unlock()
+	switch {
+	case closed:
+		if err == nil {
+			closeShell(context.Background(), s, time.Second) // Close waits for this
+		}
+		return nil, startFailed(ErrClosed)
+	case err != nil:
 		return nil, startFailed(err)
 	}
-	if e.closed {
-		go closeShell(context.Background(), s, time.Second)
-		return nil, startFailed(ErrClosed)
-	}
-	e.sessions[id] = s
 	return &Session{id: id, e: e, sh: s}, nil
 }
 
