@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/internal/procgroup"
 	"github.com/actionserver/actionserver/internal/pyfmt"
 )
 
@@ -80,8 +81,9 @@ func execute(ctx context.Context, req executeRequest, argv []string, limit int) 
 		}
 		defer errR.Close()
 	}
-	cmd := &exec.Cmd{Path: prog, Args: argv, Env: env, Dir: dir, Stdout: outW, Stderr: errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	cmd := &exec.Cmd{Path: prog, Args: argv, Env: env, Dir: dir, Stdout: outW, Stderr: errW}
+	// Its own group, so a timeout ends what it forked; gone with the server.
+	procgroup.Prepare(cmd)
 	err = cmd.Start()
 	outW.Close()
 	if errW != outW {
@@ -116,7 +118,7 @@ func execute(ctx context.Context, req executeRequest, argv []string, limit int) 
 	case <-ctx.Done():
 	}
 	if err == nil && (timedOut || ctx.Err() != nil) {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Kill(cmd.Process.Pid, syscall.SIGKILL)
 		err = <-exited
 	}
 	drained := make(chan struct{})
