@@ -94,6 +94,9 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	} else if !validSessionID(id) {
 		return nil, ErrBadSessionID
 	}
+	if err := checkStartOptions(o.Cwd, o.Env); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	switch {
 	case e.closed:

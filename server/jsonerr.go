@@ -31,10 +31,18 @@ func describeJSON(err error) string {
 // typeText says which field had a value of the wrong kind, and what it
 // takes.
 func typeText(e *json.UnmarshalTypeError) string {
-	if e.Field == "" {
-		return fmt.Sprintf("expected %s, not %s", kindText(e.Type), e.Value)
+	got := e.Value
+	if n, ok := strings.CutPrefix(got, "number "); ok {
+		// A number that does not fit: encoding/json names it.
+		got = n
+		if k := e.Type.Kind(); k == reflect.Float32 || k == reflect.Float64 {
+			got += " (out of range)"
+		}
 	}
-	return fmt.Sprintf("field %q must be %s, not %s", e.Field, kindText(e.Type), e.Value)
+	if e.Field == "" {
+		return fmt.Sprintf("expected %s, not %s", kindText(e.Type), got)
+	}
+	return fmt.Sprintf("field %q must be %s, not %s", e.Field, kindText(e.Type), got)
 }
 
 // kindText names the JSON values a Go type decodes from.
