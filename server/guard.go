@@ -53,9 +53,11 @@ func (s *Server) guard(c *gin.Context) {
 		return
 	}
 	// A path no route serves answers 404 or 405 whatever its body.
-	if msg := refuseContentType(c.Request); msg != "" && c.FullPath() != "" {
-		detail(c, http.StatusUnsupportedMediaType, msg)
-		return
+	if c.FullPath() != "" {
+		if msg := refuseContentType(c.Request); msg != "" {
+			detail(c, http.StatusUnsupportedMediaType, msg)
+			return
+		}
 	}
 	if hasAllow {
 		h["Allow"] = allow
