@@ -455,3 +455,43 @@ func TestAPIKey_NoProcessOfAContainerShowsIt(t *testing.T) {
 	assert.Contains(t, obs.Content, "action-server", "PID 1 is the server's init")
 	assert.Contains(t, obs.Content, "found: 1", "no process shows the key: %s", obs.Content)
 }
+
+// TestAPIKey_TheAgentOfAServerOfItsOwnUIDCannotReadIt runs the server as
+// an unprivileged user that is also the sandbox user: the agent's
+// commands run as the server's uid, so they may read its
+// /proc/PID/environ, which held the key.
+func TestAPIKey_TheAgentOfAServerOfItsOwnUIDCannotReadIt(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("running the server as another uid needs root")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed")
+	}
+	const uid = "65534" // nobody
+	// The binary and the workspace where that uid reaches them.
+	dir, err := os.MkdirTemp("", "e2e-nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "action-server")
+	data, err := os.ReadFile(filepath.Join(binDir, "action-server"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.Chown(ws, 65534, 65534))
+
+	const key = "own-uid-key-0x5eed"
+	s := startServer(t, startOpts{apiKey: key, workDir: ws,
+		env: []string{"USER=nobody"},
+		// The shell drops the binary startServer names, which that uid
+		// cannot reach, for the copy.
+		wrap: []string{"setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", "sh", "-c", `shift; exec "$0" "$@"`, bin},
+		args: []string{"--working-dir", ws, "--no-enable-browser"}})
+	// grep names each file that holds the key; those of other uids are
+	// unreadable, and skipped.
+	obs, err := s.Client.Run(ctxT(t), "id -u; grep -l -a -e "+key[:10]+" /proc/[0-9]*/environ 2>/dev/null; true", client.RunOptions{})
+	require.NoError(t, err)
+	assert.Regexp(t, `^`+uid+`(\n|$)`, obs.Content, "the agent runs as the server's uid")
+	assert.NotRegexp(t, `/proc/\d+/environ`, obs.Content, "no process of the agent's uid shows the key")
+}
