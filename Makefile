@@ -20,7 +20,7 @@ build:
 
 # Standalone: this machine's user, the current directory as workspace, loopback only.
 run: build
-	./bin/action-server --host 127.0.0.1 --port $(PORT) --working-dir "$(CURDIR)"
+	./bin/action-server --host 127.0.0.1 --port $(PORT) --working-dir "$(CURDIR)" --generate-key
 
 deps:
 	./scripts/deps.sh

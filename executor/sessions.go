@@ -29,7 +29,7 @@ var (
 	ErrSessionNotFound = sentinel(KindNotFound, errors.New("no session with this id"))
 	ErrTooManySessions = sentinel(KindLimit, fmt.Errorf("at most %d sessions may run at once", MaxSessions))
 	ErrDefaultSession  = sentinel(KindInvalid, errors.New("the default session serves run actions and cannot be deleted"))
-	ErrBadSessionID    = sentinel(KindInvalid, errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-'"))
+	ErrBadSessionID    = sentinel(KindInvalid, errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"))
 	// ErrNoPTY: the system has no pseudo-terminal left for a new shell;
 	// ending another session frees one.
 	ErrNoPTY        = sentinel(KindUnavailable, shell.ErrNoPTY)
@@ -46,10 +46,11 @@ var (
 )
 
 // validSessionID reports whether id is 1 to 64 letters, digits, '.', '_'
-// or '-'. (A regexp with {1,64} compiles to 64 copies of its class at
-// start-up, a fifth of a millisecond.)
+// or '-', and not "." or "..", which no URL path can reach: clients
+// resolve them away. (A regexp with {1,64} compiles to 64 copies of its
+// class at start-up, a fifth of a millisecond.)
 func validSessionID(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
+	if len(id) == 0 || len(id) > 64 || id == "." || id == ".." {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
@@ -92,6 +93,9 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 		id = "s-" + hex.EncodeToString(b)
 	} else if !validSessionID(id) {
 		return nil, ErrBadSessionID
+	}
+	if err := checkStartOptions(o.Cwd, o.Env); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	switch {

@@ -32,6 +32,13 @@ func runAsInitNamed(name string, args []string) int {
 	}
 	child.Env = append(os.Environ(), initChildEnv+"=1")
 	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if key := inheritedKeyPipe(); key != nil {
+		// The API key's pipe goes to the server as its descriptor 3; this
+		// init never reads it.
+		child.ExtraFiles = []*os.File{key}
+		child.Env = append(child.Env, keyFDEnv+"=3")
+		defer key.Close()
+	}
 
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP,
