@@ -37,6 +37,9 @@ type Options struct {
 	// Username is the sandbox user the shells run as.
 	Username string
 	// Credential switches to that user; nil runs as the server's user.
+	// When the server is root, the file actions (read, write, edit,
+	// uploads, downloads, listings, watches) and the browser's files then
+	// take that user's filesystem rights too (see package asuser).
 	Credential *syscall.Credential
 	// Env is the shells' environment.
 	Env []string
