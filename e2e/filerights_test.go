@@ -260,13 +260,7 @@ func startAsSandboxUserEnv(t *testing.T, env []string, extraArgs ...string) (*se
 // file over 10 MB answers an error observation that says how to read a
 // range, a range of it streams, and the server's memory stays small.
 func TestRead_LargeFileAnswersWithARangeHintNotGigabytes(t *testing.T) {
-	for _, start := range []struct {
-		name string
-		run  func(t *testing.T) (*server, string)
-	}{
-		{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
-		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
-	} {
+	for _, start := range serverModes {
 		t.Run(start.name, func(t *testing.T) {
 			s, ws := start.run(t)
 			ctx := ctxT(t)
@@ -305,13 +299,7 @@ func TestRead_LargeFileAnswersWithARangeHintNotGigabytes(t *testing.T) {
 // TestWrite_FIFOAnswersAtOnce: a write to a FIFO used to wait forever for
 // a writer (a goroutine and a connection per request).
 func TestWrite_FIFOAnswersAtOnce(t *testing.T) {
-	for _, start := range []struct {
-		name string
-		run  func(t *testing.T) (*server, string)
-	}{
-		{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
-		{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
-	} {
+	for _, start := range serverModes {
 		t.Run(start.name, func(t *testing.T) {
 			s, ws := start.run(t)
 			p := filepath.Join(ws, "pipe")
@@ -331,17 +319,31 @@ func TestWrite_FIFOAnswersAtOnce(t *testing.T) {
 	}
 }
 
+// serverModes are the ways a server runs: root with a sandbox user, and
+// as an unprivileged user of its own.
+var serverModes = []struct {
+	name string
+	run  func(t *testing.T) (*server, string)
+}{
+	{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
+	{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
+}
+
 // TestDownload_FollowsATopLevelLinkToADirectory, as upstream's os.walk.
 func TestDownload_FollowsATopLevelLinkToADirectory(t *testing.T) {
-	s := startServer(t, startOpts{})
-	require.NoError(t, os.MkdirAll(filepath.Join(s.WorkDir, "real/sub"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(s.WorkDir, "real/a.txt"), []byte("a"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(s.WorkDir, "real/sub/b.txt"), []byte("b"), 0o644))
-	require.NoError(t, os.Symlink("real", filepath.Join(s.WorkDir, "link")))
-	var buf bytes.Buffer
-	_, err := s.Client.Download(ctxT(t), filepath.Join(s.WorkDir, "link"), &buf, nil)
-	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"a.txt": "a", "sub/b.txt": "b"}, unzip(t, buf.Bytes()))
+	for _, mode := range serverModes {
+		t.Run(mode.name, func(t *testing.T) {
+			s, ws := mode.run(t)
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "real/sub"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "real/a.txt"), []byte("a"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "real/sub/b.txt"), []byte("b"), 0o644))
+			require.NoError(t, os.Symlink("real", filepath.Join(ws, "link")))
+			var buf bytes.Buffer
+			_, err := s.Client.Download(ctxT(t), filepath.Join(ws, "link"), &buf, nil)
+			require.NoError(t, err)
+			assert.Equal(t, map[string]string{"a.txt": "a", "sub/b.txt": "b"}, unzip(t, buf.Bytes()))
+		})
+	}
 }
 
 // bombOf is a valid zip of one entry of size bytes of zeros (a multiple of
@@ -390,19 +392,23 @@ func bombOf(t *testing.T, size int64) []byte {
 // TestUpload_ZipBombIsRefusedWith413: an archive that would unpack far
 // beyond its size answers 413 and writes nothing.
 func TestUpload_ZipBombIsRefusedWith413(t *testing.T) {
-	s := startServer(t, startOpts{})
 	bomb := bombOf(t, 1<<30)
 	require.Less(t, len(bomb), 2<<20, "a bomb: 1 GiB from under 2 MiB")
-	dest := filepath.Join(s.WorkDir, "unpacked")
-	status, out := postUpload(t, s, "bomb.zip", bomb, dest, "true")
-	assert.Equal(t, http.StatusRequestEntityTooLarge, status, out)
-	assert.Contains(t, out["detail"], "unpacks to more than allowed")
-	entries, _ := os.ReadDir(dest)
-	assert.Empty(t, entries)
-
 	small := bombOf(t, 8<<20)
-	status, out = postUpload(t, s, "small.zip", small, dest, "true")
-	assert.Equal(t, http.StatusOK, status, "an ordinary archive still unpacks: %v", out)
+	for _, mode := range serverModes {
+		t.Run(mode.name, func(t *testing.T) {
+			s, ws := mode.run(t)
+			dest := filepath.Join(ws, "unpacked")
+			status, out := postUpload(t, s, "bomb.zip", bomb, dest, "true")
+			assert.Equal(t, http.StatusRequestEntityTooLarge, status, out)
+			assert.Contains(t, out["detail"], "unpacks to more than allowed")
+			entries, _ := os.ReadDir(dest)
+			assert.Empty(t, entries)
+
+			status, out = postUpload(t, s, "small.zip", small, dest, "true")
+			assert.Equal(t, http.StatusOK, status, "an ordinary archive still unpacks: %v", out)
+		})
+	}
 }
 
 // TestUpload_ClientMistakesAreNotServerFaults: a NUL byte or an over-long
