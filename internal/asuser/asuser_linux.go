@@ -1,11 +1,16 @@
 package asuser
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
 	"unsafe"
 )
+
+// errGoexit is what Do returns when f ended its goroutine instead of
+// returning.
+var errGoexit = errors.New("asuser: the function ended its goroutine (runtime.Goexit)")
 
 // maxGroups bounds the supplementary groups saved and restored; Linux's
 // NGROUPS_MAX is 65536, but a server process has a handful.
@@ -37,22 +42,25 @@ func (u *User) Do(f func() error) error {
 			done <- result{err: err}
 			return
 		}
-		var r result
-		func() {
-			defer func() { r.panic = recover() }()
-			r.err = f()
-		}()
-		if err := restore(); err != nil {
-			// Locked for good: the runtime ends the thread with the
-			// goroutine, so no other code ever runs with u's rights.
-			if r.err == nil {
-				r.err = err
+		// Deferred, so that it also runs when f ends its goroutine
+		// (runtime.Goexit, as t.FailNow does): the caller then gets
+		// errGoexit instead of waiting forever.
+		r := result{err: errGoexit}
+		defer func() {
+			if err := restore(); err != nil {
+				// Locked for good: the runtime ends the thread with the
+				// goroutine, so no other code ever runs with u's rights.
+				if r.err == nil {
+					r.err = err
+				}
+				done <- r
+				return
 			}
+			runtime.UnlockOSThread()
 			done <- r
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- r
+		}()
+		defer func() { r.panic = recover() }()
+		r.err = f()
 	}()
 	r := <-done
 	if r.panic != nil {

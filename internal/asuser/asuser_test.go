@@ -197,3 +197,19 @@ func BenchmarkDo_ReadSmallFile(b *testing.B) {
 		})
 	}
 }
+
+func TestDo_GoexitInFReturnsAnErrorInsteadOfHanging(t *testing.T) {
+	requireRoot(t)
+	err := nobody.Do(func() error { runtime.Goexit(); return nil })
+	assert.Error(t, err)
+	// The rights came back on every thread the runtime may reuse.
+	for range 4 * runtime.GOMAXPROCS(0) {
+		done := make(chan string)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			done <- threadFSUID(t)
+		}()
+		assert.Equal(t, "0", <-done)
+	}
+}
