@@ -70,6 +70,10 @@ func TestFileRoutes_RandomPathsReachNothingForbidden(t *testing.T) {
 			}
 			f.untouched(t)
 			require.NoError(t, s.Client.Alive(ctxT(t)), "the server is still up")
+			for _, name := range []string{"a.png", "private", "inside.txt", "sub", "new-0.txt", "new-1.txt", "new-2.txt", "new-3.txt", "new-4.txt"} {
+				_, err := os.Lstat(filepath.Join(os.TempDir(), name))
+				assert.ErrorIs(t, err, os.ErrNotExist, "the test wrote %s in the machine's temporary directory", name)
+			}
 		})
 	}
 }
@@ -111,9 +115,12 @@ func (z *routeFuzzer) component() string {
 }
 
 // path returns a random path: relative, under the workspace, or absolute
-// elsewhere (the forbidden places included).
+// elsewhere (the forbidden places included). It climbs at most one level
+// (one ".."), so that it stays in the test's directories, which the
+// sandbox user cannot write, and never reaches /tmp itself, which it can.
 func (z *routeFuzzer) path() string {
 	var b strings.Builder
+	climbed := false
 	switch z.rng.IntN(5) {
 	case 0:
 	case 1:
@@ -127,7 +134,14 @@ func (z *routeFuzzer) path() string {
 		if b.Len() > 0 {
 			b.WriteByte('/')
 		}
-		b.WriteString(z.component())
+		c := z.component()
+		if c == ".." {
+			if climbed {
+				c = "."
+			}
+			climbed = true
+		}
+		b.WriteString(c)
 	}
 	return b.String()
 }

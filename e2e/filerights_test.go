@@ -63,10 +63,14 @@ func makeForbidden(t *testing.T) forbidden {
 	if os.Getuid() != 0 {
 		t.Skip("a root-only file needs root")
 	}
-	parent, err := os.MkdirTemp("", "e2e-forbidden-")
+	// One level deeper than needed: a path that climbs out of parent
+	// lands in top, which no sandbox user may write, not in /tmp.
+	top, err := os.MkdirTemp("", "e2e-forbidden-")
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	require.NoError(t, os.Chmod(parent, 0o755))
+	t.Cleanup(func() { os.RemoveAll(top) })
+	require.NoError(t, os.Chmod(top, 0o755))
+	parent := filepath.Join(top, "deep")
+	require.NoError(t, os.Mkdir(parent, 0o755))
 	f := forbidden{file: filepath.Join(parent, "secret.png"), dir: filepath.Join(parent, "private"),
 		marker: fmt.Sprintf("SECRET-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	f.dirFile = filepath.Join(f.dir, "inside.txt")
