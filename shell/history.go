@@ -35,6 +35,15 @@ func (s *Session) remember(c *Command) {
 	historyBytes := s.opts.OutputLimit
 	s.history = append(s.history, c)
 	if len(s.history) > historySize {
+		// Forgotten: its output (maybe a file) is freed now, not when
+		// the collector finds it.
+		if old := s.history[0]; old != c {
+			old.proc.mu.Lock()
+			if isClosed(old.done) {
+				old.out.release()
+			}
+			old.proc.mu.Unlock()
+		}
 		s.history[0] = nil
 		s.history = s.history[1:]
 	}
