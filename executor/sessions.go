@@ -108,7 +108,7 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	e.starting[id] = true // reserve the id while bash starts
 	e.mu.Unlock()
 
-	opts := e.shellOptions(e.opts.WorkDir)
+	opts := e.shellOptions(e.workDir())
 	if o.Cwd != "" {
 		opts.Dir = o.Cwd
 	}
@@ -212,6 +212,9 @@ func (s *Session) Start(ctx context.Context, command string) (*Command, error) {
 		return nil, ErrEmptyCommand
 	}
 	c, err := s.sh.Start(ctx, command)
+	if err == nil {
+		s.e.commands.Add(1)
+	}
 	if errors.Is(err, shell.ErrBusy) {
 		return nil, ErrBusy.with(err)
 	}
