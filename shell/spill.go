@@ -20,6 +20,10 @@ import (
 // it, the file would cost more than the memory it frees.
 const spillMin = 32 << 10
 
+// spills reports whether a finished command's output is in a file or on
+// its way there.
+func spills(r *ring) bool { return r.file != nil || r.size >= spillMin }
+
 // spillLater moves c's output to a file once it finished, on its own
 // goroutine: it is called with c.proc.mu held, and writing megabytes then
 // would hold up the session's reader.

@@ -121,3 +121,49 @@ func TestSpill_FinishedCommandOutputMovesToAFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(bytes.TrimSuffix(want, []byte("\n"))), string(bytes.TrimSuffix(got, []byte("\n"))))
 }
+
+// With a budget, a session's finished output on disk does not count
+// against its in-memory share (OutputLimit): the budget bounds it, so
+// bulk output of many commands stays readable. Without one, the in-memory
+// rule still forgets older output.
+func TestSpill_SessionKeepsMoreThanOutputLimitOnDiskUnderABudget(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		budget       *OutputBudget
+		wantReadable int
+	}{
+		{"with a budget", NewOutputBudget(64 << 20), 4},
+		{"without one", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession(t, func(o *Options) { o.OutputLimit = 100 << 10; o.Budget = tc.budget })
+			var cmds []*Command
+			for range 4 {
+				c, err := s.Start(context.Background(), "seq 1 15000")
+				require.NoError(t, err)
+				<-c.Done()
+				// Let it move to its file before the next one starts,
+				// as a client reading it would.
+				require.Eventually(t, func() bool {
+					c.proc.mu.Lock()
+					defer c.proc.mu.Unlock()
+					return c.out.file != nil
+				}, 10*time.Second, 5*time.Millisecond)
+				cmds = append(cmds, c)
+			}
+			c, err := s.Start(context.Background(), "true")
+			require.NoError(t, err)
+			<-c.Done()
+			readable := 0
+			for _, c := range cmds {
+				if ch := c.Read(0, -1); ch.Lost == 0 && len(ch.Data) > 70000 {
+					readable++
+				}
+			}
+			assert.GreaterOrEqual(t, readable, tc.wantReadable)
+			if tc.budget == nil {
+				assert.Less(t, readable, 4, "the in-memory rule forgets older output")
+			}
+		})
+	}
+}
