@@ -111,6 +111,11 @@ func run(args []string) int {
 	defer stop()
 	go stopOnSignal(stop)
 	apiKey := os.Getenv("SESSION_API_KEY")
+	fleet, err := readFleetConfig()
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
 
 	// bash takes longest to come up: the default shell starts first, and
 	// everything else happens while it does. Until the port is open the
@@ -135,10 +140,10 @@ func run(args []string) int {
 		exec.Close(context.Background())
 		return 1
 	}
-	if exposedWithoutKey(cfg.Host, apiKey) {
+	if exposedWithoutKey(cfg.Host, apiKey) && fleet.initToken == "" {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
-	srv := server.New(server.Options{APIKey: apiKey, Logger: log})
+	srv := server.New(server.Options{APIKey: apiKey, Logger: log, InitToken: fleet.initToken, OpenMetrics: fleet.openMetrics})
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
@@ -163,7 +168,7 @@ func run(args []string) int {
 	code := serveUntilEnd(ctx, shellUp, serveErr, log, func() {
 		log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
 	})
-	shutdown(httpSrv, exec, log)
+	drainAndShutdown(srv, httpSrv, exec, fleet.drainHold, log)
 	return code
 }
 
