@@ -333,3 +333,18 @@ func TestMetrics_OpenByOptionAndOwnRegistryPerServer(t *testing.T) {
 	assert.Equal(t, 3.0, va)
 	assert.Zero(t, vb, "another server's counters are its own")
 }
+
+// With both a key and an init token the server starts claimed, and a claim
+// rotates the key it started with (a resumed sandbox gets a new one).
+func TestClaim_RotatesTheKeyItStartedWith(t *testing.T) {
+	_, url, _ := fleetServer(t, Options{APIKey: "start-key", InitToken: "tok"}, true)
+	code, _ := call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "start-key"})
+	require.Equal(t, http.StatusOK, code, "claimed from the start")
+	code, body := call(t, http.MethodPost, url+"/claim", `{"api_key": "resumed-key"}`, map[string]string{"Authorization": "Bearer tok"})
+	require.Equal(t, http.StatusOK, code, body)
+	assert.JSONEq(t, `{"rotated": true}`, body)
+	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "start-key"})
+	assert.Equal(t, http.StatusForbidden, code)
+	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "resumed-key"})
+	assert.Equal(t, http.StatusOK, code)
+}

@@ -70,7 +70,7 @@ func (s *Server) logRequests(c *gin.Context) {
 	level := slog.LevelDebug
 	// Readiness probes answer 503 until the server is ready, every few
 	// seconds from every host: that is no failure.
-	if c.Writer.Status() >= http.StatusInternalServerError && c.Request.URL.Path != "/alive" {
+	if c.Writer.Status() >= http.StatusInternalServerError && c.Request.URL.Path != "/alive" && c.Request.URL.Path != readyzPath {
 		level = slog.LevelInfo
 	}
 	if !s.log.Enabled(c.Request.Context(), level) {

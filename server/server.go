@@ -27,9 +27,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request logs; default slog.Default().
 	Logger *slog.Logger
-	// InitToken, when set, starts the server for late binding: it has no
-	// session key (APIKey is ignored) and answers only its probes and
-	// /server_info until POST /claim, with this token, delivers one.
+	// InitToken, when set, enables POST /claim with this token (late
+	// binding). Without an APIKey the server then starts unclaimed: it
+	// answers only its probes and /server_info until a claim delivers a
+	// key. With one, it starts claimed and a claim rotates the key.
 	InitToken string
 	// OpenMetrics serves /metrics without the key.
 	OpenMetrics bool
@@ -90,7 +91,7 @@ func New(opts Options) *Server {
 	if opts.IdleTrim > 0 {
 		s.trim = newIdleTrimmer(opts.IdleTrim)
 	}
-	if opts.InitToken == "" {
+	if opts.InitToken == "" || opts.APIKey != "" {
 		s.keys.swap(opts.APIKey)
 	}
 	s.metrics = newMetrics(s)
