@@ -119,14 +119,26 @@ func claim(t *testing.T, url, token string, req api.ClaimRequest) (int, string) 
 }
 
 func TestLateBinding_ClaimThenRotateAndKeysNeverLeak(t *testing.T) {
-	const token = "init-token-from-a-file-7f3a"
+	for _, source := range []string{"file", "environment"} {
+		t.Run("token from the "+source, func(t *testing.T) { lateBinding(t, source == "file") })
+	}
+}
+
+func lateBinding(t *testing.T, fromFile bool) {
+	const token = "init-token-7f3a"
 	const key1, key2 = "claimed-key-one-91b2", "rotated-key-two-c4d8"
 	tokenFile := filepath.Join(t.TempDir(), "init-token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
-	s := startServer(t, startOpts{noWait: true, env: []string{"INIT_TOKEN_FILE=" + tokenFile, "INIT_TOKEN_FILE_REMOVE=1"}})
+	env := []string{"INIT_TOKEN_FILE=" + tokenFile, "INIT_TOKEN_FILE_REMOVE=1"}
+	if !fromFile {
+		env = []string{"INIT_TOKEN=" + token}
+	}
+	s := startServer(t, startOpts{noWait: true, env: env})
 	require.Eventually(t, func() bool { code, _ := get(s.URL+"/readyz", nil); return code == http.StatusOK },
 		30*time.Second, 20*time.Millisecond, "an unclaimed server is ready to be claimed")
-	assert.NoFileExists(t, tokenFile, "the token file is removed once read, as asked")
+	if fromFile {
+		assert.NoFileExists(t, tokenFile, "the token file is removed once read, as asked")
+	}
 
 	code, body := get(s.URL+"/sessions", map[string]string{client.APIKeyHeader: key1})
 	assert.Equal(t, http.StatusServiceUnavailable, code, "nothing but the probes before the claim: %s", body)
@@ -168,8 +180,14 @@ func TestLateBinding_ClaimThenRotateAndKeysNeverLeak(t *testing.T) {
 
 	environ, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/environ")
 	require.NoError(t, err)
-	for _, secret := range []string{token, key1, key2} {
+	secrets := []string{key1, key2}
+	if fromFile {
+		secrets = append(secrets, token) // from the environment it is there, by the caller's choice
+	}
+	for _, secret := range secrets {
 		assert.NotContains(t, string(environ), secret, "the server's environment")
+	}
+	for _, secret := range []string{token, key1, key2} {
 		assert.NotContains(t, s.logs.String(), secret, "the server's log")
 	}
 }
