@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,6 +25,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	handler  http.Handler
+	once     sync.Once // runtimeCollectors
 }
 
 func newMetrics(s *Server) *metrics {
@@ -41,10 +43,18 @@ func newMetrics(s *Server) *metrics {
 			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30, 120, 600},
 		}, []string{"route", "method"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, &stateCollector{s: s},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
+	m.reg.MustRegister(m.requests, m.latency, &stateCollector{s: s})
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
+}
+
+// runtimeCollectors adds the Go runtime's and the process's metrics at the
+// first scrape: building them costs a few hundred KiB that a server nobody
+// scrapes, one of thousands on a node, need not hold.
+func (m *metrics) runtimeCollectors() {
+	m.once.Do(func() {
+		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	})
 }
 
 // observe counts each request by its route pattern (gin's FullPath, never
@@ -63,7 +73,10 @@ func (m *metrics) observe(c *gin.Context) {
 	m.latency.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 }
 
-func (s *Server) serveMetrics(c *gin.Context) { s.metrics.handler.ServeHTTP(c.Writer, c.Request) }
+func (s *Server) serveMetrics(c *gin.Context) {
+	s.metrics.runtimeCollectors()
+	s.metrics.handler.ServeHTTP(c.Writer, c.Request)
+}
 
 // The states a plugin and an MCP server may be in: each is reported, 1 for
 // the current one, so a query need not know which exist.
