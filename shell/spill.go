@@ -17,8 +17,11 @@ import (
 // budget (OutputBudget) still counts it and bounds the disk it takes.
 
 // spillMin is the smallest finished output that moves to a file: below
-// it, the file would cost more than the memory it frees.
-const spillMin = 32 << 10
+// it, the file would cost more than the memory it frees. Each file holds a
+// descriptor while its output is kept, so the budget bounds them too: at
+// most its limit over spillMin (1,024 under the default 64 MiB), and the
+// sessions' histories bound them again.
+const spillMin = 64 << 10
 
 // spills reports whether a finished command's output is in a file or on
 // its way there.
