@@ -167,3 +167,31 @@ func TestSpill_SessionKeepsMoreThanOutputLimitOnDiskUnderABudget(t *testing.T) {
 		})
 	}
 }
+
+// A command the session's history forgets frees its file at once, not when
+// the collector finds it: the descriptor is closed and its output reads as
+// dropped.
+func TestSpill_ForgottenCommandClosesItsFile(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.Budget = NewOutputBudget(64 << 20) })
+	var first *Command
+	var file *os.File
+	for i := range historySize + 1 {
+		c, err := s.Start(context.Background(), "seq 1 15000")
+		require.NoError(t, err)
+		<-c.Done()
+		if i == 0 {
+			first = c
+			require.Eventually(t, func() bool {
+				c.proc.mu.Lock()
+				defer c.proc.mu.Unlock()
+				file = c.out.file
+				return file != nil
+			}, 10*time.Second, 5*time.Millisecond)
+		}
+	}
+	_, ok := s.Command(first.ID)
+	require.False(t, ok, "the history forgot the first command")
+	_, err := file.Stat()
+	assert.ErrorIs(t, err, os.ErrClosed)
+	assert.Positive(t, first.Read(0, -1).Lost)
+}
