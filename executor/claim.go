@@ -44,6 +44,9 @@ func (e *Executor) Claim(ctx context.Context, env map[string]string, dir string)
 			return ErrBadEnvName.withText("env name %q: %s", k, ErrBadEnvName.Err)
 		}
 	}
+	if err := checkStartOptions("", env); err != nil {
+		return err // a value no process can be started with
+	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); !filepath.IsAbs(dir) || err != nil || !fi.IsDir() {
 			return ErrBadClaimDir

@@ -93,3 +93,13 @@ func (s *Server) claim(c *gin.Context) {
 func (s *Server) openByOption(path string) bool {
 	return (path == claimPath && s.opts.InitToken != "") || (path == metricsPath && s.opts.OpenMetrics)
 }
+
+// claimed reports whether a request for path may go on as far as late
+// binding is concerned: the server has a key, or path is open before the
+// claim (the probes, /server_info, the claim itself, /metrics if open).
+func (s *Server) claimed(path string) bool {
+	if _, set := s.keys.load(); set {
+		return true
+	}
+	return openPaths[path] || s.openByOption(path)
+}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"time"
@@ -15,31 +14,6 @@ const APIKeyHeader = "X-Session-API-Key"
 // openPaths answer without the key: the host's readiness probe, the
 // resource report and the orchestrator's probes.
 var openPaths = map[string]bool{"/alive": true, "/server_info": true, livezPath: true, readyzPath: true}
-
-// auth checks the session API key before routing, so unknown paths are
-// refused too and nothing reveals which routes exist. The key is read on
-// every request: a claim may replace it (see claim.go).
-func (s *Server) auth(c *gin.Context) {
-	if openPaths[c.Request.URL.Path] || s.openByOption(c.Request.URL.Path) {
-		c.Next()
-		return
-	}
-	key, set := s.keys.load()
-	if !set {
-		detail(c, http.StatusServiceUnavailable, notClaimed)
-		return
-	}
-	if key == "" || mcpPaths[c.Request.URL.Path] {
-		c.Next()
-		return
-	}
-	got := c.GetHeader(APIKeyHeader)
-	if subtle.ConstantTimeCompare([]byte(got), []byte(key)) != 1 {
-		detail(c, http.StatusForbidden, "Invalid API Key")
-		return
-	}
-	c.Next()
-}
 
 // unexpectedError is the detail of upstream's catch-all 500.
 const unexpectedError = "An unexpected error occurred. Please try again later."
