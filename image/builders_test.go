@@ -100,7 +100,7 @@ func TestBuildah_CommandLines(t *testing.T) {
 	assert.Equal(t, []string{
 		"--storage-driver vfs inspect --type image --format {{.FromImageID}} repo:there",
 		"--storage-driver vfs inspect --type image --format {{.FromImageID}} repo:missing",
-		"--storage-driver vfs bud --isolation chroot --format docker --layers --pull=never --tag r:src /ctx",
+		"--storage-driver vfs bud --isolation chroot --format docker --layers --pull=never --force-rm --tag r:src /ctx",
 		"--storage-driver vfs tag r:src r:lock",
 	}, calls(t, log))
 }

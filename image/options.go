@@ -141,7 +141,9 @@ func checkFamily(ref string) error {
 func (o Options) packages() []string {
 	var p []string
 	if o.hasPlugin("jupyter") {
-		p = append(p, "python3", "jupyter-server", "python3-ipykernel")
+		// pip: `%pip install` in the kernel and `pip install` in the
+		// shell, as in upstream's image.
+		p = append(p, "python3", "jupyter-server", "python3-ipykernel", "python3-pip")
 	}
 	if !o.NoAgentTools {
 		p = append(p, AgentTools...)
