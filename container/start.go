@@ -191,11 +191,26 @@ func (e *Engine) waitAlive(ctx context.Context, s *Sandbox) error {
 			}
 		}
 	}()
-	err := asclient.New(s.URL).WaitUntilAlive(ctx)
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cause
+	// A fixed, short poll rather than the client's backoff: a container
+	// takes seconds to start, and the moment it answers is what callers
+	// (and the start-up benchmark) wait for.
+	c := asclient.New(s.URL)
+	for {
+		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
+		err := c.Alive(attempt)
+		cancelAttempt()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+				return cause
+			}
+			return fmt.Errorf("wait for %s to answer /alive: %w (last error: %v)", s.Name, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return err
 }
 
 // Remove stops the container, giving its server grace seconds to end its

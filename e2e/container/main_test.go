@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/actionserver/actionserver/internal/hostnet"
 )
 
 // env is what TestMain set up, for the tests.
@@ -61,12 +63,12 @@ func setUpAndRun(m *testing.M) int {
 	}
 	env.root = root
 
-	host, err := saveHost()
+	host, err := hostnet.Save()
 	if err != nil {
 		return fail(err)
 	}
 	defer func() {
-		if err := host.restore(); err != nil {
+		if err := host.Restore(); err != nil {
 			log("RESTORE FAILED: %v", err)
 		}
 	}()

@@ -1,4 +1,9 @@
-package container
+// Package hostnet saves and puts back what running containers change on the
+// machine: netavark turns on IP forwarding, adds NETAVARK* chains to
+// iptables (with jumps to them from the built-in chains) and creates the
+// podman0 bridge. Tests and benchmarks that start containers save the state
+// first and restore it after, leaving alone whatever was there before.
+package hostnet
 
 import (
 	"errors"
@@ -10,11 +15,8 @@ import (
 	"strings"
 )
 
-// hostState is what running containers changes on the machine and the
-// tests must put back: netavark turns on IP forwarding, adds NETAVARK*
-// chains to iptables (with jumps to them from the built-in chains), and
-// creates the podman0 bridge.
-type hostState struct {
+// State is the part of the machine's network set-up containers change.
+type State struct {
 	ipForward string
 	chains    map[string][]string // "iptables/nat" -> NETAVARK chains there before
 	bridge    bool
@@ -24,12 +26,13 @@ const ipForwardPath = "/proc/sys/net/ipv4/ip_forward"
 
 var firewallTables = []string{"filter", "nat", "mangle", "raw"}
 
-func saveHost() (*hostState, error) {
+// Save records the state now.
+func Save() (*State, error) {
 	fw, err := os.ReadFile(ipForwardPath)
 	if err != nil {
 		return nil, fmt.Errorf("read ip_forward: %w", err)
 	}
-	h := &hostState{ipForward: strings.TrimSpace(string(fw)), chains: map[string][]string{}}
+	h := &State{ipForward: strings.TrimSpace(string(fw)), chains: map[string][]string{}}
 	for _, tool := range []string{"iptables", "ip6tables"} {
 		for _, table := range firewallTables {
 			chains, _, err := netavarkRules(tool, table)
@@ -63,9 +66,10 @@ func netavarkRules(tool, table string) (chains, jumps []string, err error) {
 	return chains, jumps, nil
 }
 
-// restore puts back what the containers changed, leaving alone whatever
-// was there before the tests.
-func (h *hostState) restore() error {
+// Restore puts back what containers changed since Save: it removes the
+// NETAVARK chains and the bridge that were not there, and sets ip_forward
+// to its old value.
+func (h *State) Restore() error {
 	var errs []error
 	for _, tool := range []string{"iptables", "ip6tables"} {
 		for _, table := range firewallTables {
