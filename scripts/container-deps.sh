@@ -78,14 +78,18 @@ if [[ ! -x $api_bin ]]; then
 	log "building podman $podman_version (a few minutes on 2 cores)"
 	work="$(mktemp -d)"
 	trap 'rm -rf "$work"' EXIT
-	(
+	if ! (
 		cd "$work"
-		go mod init podman-build >/dev/null 2>&1
-		GOFLAGS=-mod=mod go get "github.com/containers/podman/v5@v$podman_version" >/dev/null 2>&1
-		GOFLAGS=-mod=mod go build -trimpath \
-			-tags 'seccomp containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper libsqlite3' \
-			-o podman github.com/containers/podman/v5/cmd/podman
-	)
+		go mod init podman-build &&
+			GOFLAGS=-mod=mod go get "github.com/containers/podman/v5@v$podman_version" &&
+			GOFLAGS=-mod=mod go build -trimpath \
+				-tags 'seccomp containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper libsqlite3' \
+				-o podman github.com/containers/podman/v5/cmd/podman
+	) >"$work/build.log" 2>&1; then
+		tail -30 "$work/build.log" >&2
+		log "building podman $podman_version failed"
+		exit 1
+	fi
 	mkdir -p "$(dirname "$api_bin")"
 	mv "$work/podman" "$api_bin.tmp" && mv "$api_bin.tmp" "$api_bin"
 fi

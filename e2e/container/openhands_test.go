@@ -38,6 +38,7 @@ func TestOpenHands_DockerRuntimeDrivesTheImage(t *testing.T) {
 				"RUNTIME_IMAGE="+env.runtime,
 				"E2E_NAME_PREFIX="+namePrefix,
 				"HOME="+t.TempDir(), // the host writes its settings under ~/.openhands
+				"TMPDIR="+t.TempDir(), // and its port locks under the temporary directory
 			)
 			pytest, err := cmd.CombinedOutput()
 			t.Logf("openhands-ai %s:\n%s", version, pytest)
