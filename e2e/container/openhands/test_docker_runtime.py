@@ -1,4 +1,6 @@
-"""Every action kind and the host's other methods, through DockerRuntime."""
+"""Every action kind and the host's other methods (files, git, microagents,
+MCP), through DockerRuntime. VS Code is left out: the image has no VS Code
+server (it needs a Node.js 20 base)."""
 
 import zipfile
 
@@ -112,3 +114,50 @@ def test_git_changes_through_the_hosts_own_scripts(runtime):
                 'git push -q origin main && printf "two\\n" > a.txt && cd -')
     assert runtime.get_git_changes(repo) == [{'status': 'M', 'path': 'a.txt'}]
     assert runtime.get_git_diff('a.txt', repo) == {'original': 'one', 'modified': 'two'}
+
+
+def test_microagents_from_the_workspace(runtime):
+    base = f'{WORKSPACE}/.openhands/microagents'
+    runtime.run_action(FileWriteAction(path=f'{base}/repo.md', content='Always run make test.'))
+    runtime.run_action(FileWriteAction(path=f'{base}/e2e-knowledge.md', content=(
+        '---\nname: e2e-knowledge\ntype: knowledge\ntriggers:\n- e2eword\n---\nKnowledge for the e2e suite.')))
+    by_name = {a.name: a for a in runtime.get_microagents_from_selected_repo(None)}
+    assert {'repo', 'e2e-knowledge'} <= set(by_name)
+    assert by_name['e2e-knowledge'].triggers == ['e2eword']
+    assert 'Always run make test.' in by_name['repo'].content
+
+
+# A stdio MCP server in the image's own Python, with one tool: echo.
+ECHO_SERVER = '''import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, params = msg.get("method"), msg.get("params") or {}
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2024-11-05"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "echo", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echoes its message",
+                             "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "echo: " + params["arguments"]["message"]}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+'''
+
+
+def test_mcp_config_and_tool_call(runtime):
+    from openhands.core.config.mcp_config import MCPStdioServerConfig
+    from openhands.events.action.mcp import MCPAction
+    from openhands.events.observation import MCPObservation
+    from openhands.utils.async_utils import call_async_from_sync
+
+    runtime.run_action(FileWriteAction(path='/tmp/echo_mcp.py', content=ECHO_SERVER))
+    server = MCPStdioServerConfig(name='echo', command='python3', args=['/tmp/echo_mcp.py'])
+    config = runtime.get_mcp_config(extra_stdio_servers=[server])
+    assert [s.url for s in config.sse_servers] == [runtime.api_url + '/mcp/sse']
+    obs = call_async_from_sync(runtime.call_tool_mcp, 60, MCPAction(name='echo', arguments={'message': 'from the host'}))
+    assert isinstance(obs, MCPObservation), obs
+    assert 'echo: from the host' in obs.content
