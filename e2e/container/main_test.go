@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +39,9 @@ var env struct {
 	runtime string // the runtime image: agent_skills, jupyter, browser
 	socket  string // unix://... of podman's Docker API service
 }
+
+// e2eRepo is where the test images go.
+const e2eRepo = "localhost/action-server-e2e"
 
 // namePrefix marks every container the tests create, so TestMain can
 // remove what a failed test left.
@@ -115,7 +119,31 @@ func setUpAndRun(m *testing.M) int {
 	}
 	defer svc.stop()
 	defer removeLeftovers()
+	defer pruneOldImages()
 	return m.Run()
+}
+
+// usedImages are the images this run built or reused.
+var usedImages sync.Map
+
+// pruneOldImages removes the images earlier runs built for binaries that
+// are gone (their source tags), so that the store does not grow with every
+// change of the code. The versioned and lock tags stay: they are the cache
+// that makes the next build one layer.
+func pruneOldImages() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := podmanCmd(ctx, "images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference="+e2eRepo).Output()
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		_, tag, _ := strings.Cut(ref, ":")
+		if _, used := usedImages.Load(ref); used || len(strings.Split(tag, "_")) != 4 {
+			continue // in use, or not a source tag (as_v<version>_<lock>_<binary>)
+		}
+		_ = podmanCmd(ctx, "rmi", ref).Run()
+	}
 }
 
 // unavailable skips the package, or fails it under CI.
@@ -172,7 +200,7 @@ func baseImage(name string, pkgs ...string) (string, error) {
 // buildImage runs `actionctl build` on base with buildah, which shares
 // podman's store, and returns the image it names.
 func buildImage(base string, flags ...string) (string, error) {
-	args := append([]string{"build", "--json", "--builder", "buildah", "--base-image", base, "--repo", "localhost/action-server-e2e"}, flags...)
+	args := append([]string{"build", "--json", "--builder", "buildah", "--base-image", base, "--repo", e2eRepo}, flags...)
 	cmd := exec.Command(filepath.Join(env.bin, "actionctl"), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -188,6 +216,7 @@ func buildImage(base string, flags ...string) (string, error) {
 	if err := json.Unmarshal(out, &res); err != nil || res.Image == "" {
 		return "", fmt.Errorf("actionctl build: no image in %q: %v", out, err)
 	}
+	usedImages.Store(res.Image, true)
 	return res.Image, nil
 }
 

@@ -37,7 +37,7 @@ func TestOpenHands_DockerRuntimeDrivesTheImage(t *testing.T) {
 				"DOCKER_HOST="+env.socket,
 				"RUNTIME_IMAGE="+env.runtime,
 				"E2E_NAME_PREFIX="+namePrefix,
-				"HOME="+t.TempDir(), // the host writes its settings under ~/.openhands
+				"HOME="+t.TempDir(),   // the host writes its settings under ~/.openhands
 				"TMPDIR="+t.TempDir(), // and its port locks under the temporary directory
 			)
 			pytest, err := cmd.CombinedOutput()
