@@ -53,6 +53,14 @@ func TestLockedDown_EveryActionThatCanWorkWorks(t *testing.T) {
 			s, c := startSandbox(t, engine.Options{LockedDown: true, User: tc.user})
 			ctx := ctxT(t, 5*time.Minute)
 
+			// The lock-down is in force: no capability, no privilege to
+			// gain, 512 processes at most.
+			status := run(t, c, "grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status")
+			assert.Contains(t, status, "CapEff:\t0000000000000000")
+			assert.Contains(t, status, "CapPrm:\t0000000000000000")
+			assert.Contains(t, status, "NoNewPrivs:\t1")
+			assert.Equal(t, "512", strings.TrimSpace(run(t, c, "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max")))
+
 			// run
 			assert.Equal(t, tc.uid, strings.TrimSpace(run(t, c, "id -u")))
 			obs, err := c.Run(ctx, "touch /etc/x", client.RunOptions{Timeout: 30 * time.Second})
