@@ -88,6 +88,8 @@ func (a *app) downCmd() *cobra.Command {
 		Long: `Stops each container, giving its server --grace to end its commands
 (it needs at most 5 s), and removes it. A container that is already gone is
 not an error.`,
+		Example: `  actionctl down sandbox1
+  actionctl down --grace 2s sandbox1 sandbox2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
