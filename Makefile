@@ -31,10 +31,20 @@ lint:
 	$(GO) vet ./...
 
 test: deps build lint
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e/container)
+	$(MAKE) --no-print-directory e2e-container
 	FUZZTIME=5s scripts/fuzz.sh
 	scripts/vuln.sh
 	$(MAKE) --no-print-directory compat
+
+# The runtime image under a real engine: podman (installed and built by
+# scripts/container-deps.sh), a base image made locally, the image built by
+# actionctl build, its behaviour inside the container, actionctl up/down,
+# the locked-down form and the unmodified OpenHands DockerRuntime. Needs
+# root; E2E_CONTAINER=skip skips it. See e2e/container.
+.PHONY: e2e-container
+e2e-container:
+	$(GO) test -count=1 -timeout 40m ./e2e/container/
 
 # The unmodified OpenHands host (pinned openhands-ai releases, in a local
 # virtual environment) drives bin/action-server through its own classes,

@@ -56,6 +56,7 @@ func scenarios() []scenario {
 		{"mcp", measureMCP},
 		{"upstream peer", measureUpstreamPeer},
 		{"swe-rex peer", measureSwerexPeer},
+		{"container", measureContainer},
 	}
 }
 
