@@ -272,4 +272,3 @@ func TestParseMode(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
-
