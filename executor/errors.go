@@ -28,6 +28,10 @@ const (
 	// KindUnavailable is a request that cannot be served now for want of a
 	// resource that ending something else frees (a pseudo-terminal).
 	KindUnavailable
+	// KindNoSpace is a write the disk has no room for.
+	KindNoSpace
+	// KindPermission is an operation the file system's permissions refuse.
+	KindPermission
 )
 
 // Error is an error of the executor: its kind, and the error that says what
