@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestActionctl_CpBothWaysWithResume(t *testing.T) {
+	s := startServer(t, startOpts{})
+	local := t.TempDir()
+	data := make([]byte, 3<<20+17)
+	_, err := rand.Read(data)
+	require.NoError(t, err)
+	src := filepath.Join(local, "data.bin")
+	require.NoError(t, os.WriteFile(src, data, 0o640))
+	url := []string{"--url", s.URL}
+
+	// Up, to a path relative to the workspace.
+	r := actionctl(t, nil, append(url, "cp", src, ":in/data.bin")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	got, err := os.ReadFile(filepath.Join(s.WorkDir, "in/data.bin"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got))
+	fi, err := os.Stat(filepath.Join(s.WorkDir, "in/data.bin"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the local mode goes along")
+
+	// Down, into a directory.
+	r = actionctl(t, nil, append(url, "cp", ":in/data.bin", local+"/")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	got, err = os.ReadFile(filepath.Join(local, "data.bin"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got))
+
+	// A download that stopped midway continues from its part.
+	dst := filepath.Join(local, "resumed.bin")
+	require.NoError(t, os.WriteFile(dst+".part", data[:1<<20], 0o644))
+	r = actionctl(t, nil, append(url, "cp", "--resume", ":in/data.bin", dst)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	got, err = os.ReadFile(dst)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got))
+	_, err = os.Stat(dst + ".part")
+	assert.True(t, os.IsNotExist(err), "the part is renamed")
+
+	// An upload that stopped midway continues from its part in the
+	// sandbox, which is renamed once complete.
+	part := filepath.Join(s.WorkDir, "up.bin.part")
+	require.NoError(t, os.WriteFile(part, data[:2<<20], 0o644))
+	r = actionctl(t, nil, append(url, "cp", "--resume", src, ":up.bin")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	got, err = os.ReadFile(filepath.Join(s.WorkDir, "up.bin"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(data, got))
+	_, err = os.Stat(part)
+	assert.True(t, os.IsNotExist(err))
+
+	// Both sides local, or both remote: a usage error.
+	r = actionctl(t, nil, append(url, "cp", src, dst)...)
+	assert.Equal(t, 2, r.code)
+	// A path out of the workspace is refused with its reason.
+	r = actionctl(t, nil, append(url, "cp", src, ":../escape.bin")...)
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "out of the workspace")
+}
