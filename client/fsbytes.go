@@ -165,4 +165,3 @@ func (c *Client) Remove(ctx context.Context, path string, recursive bool) error 
 func (c *Client) Chmod(ctx context.Context, path, mode string) error {
 	return c.postJSON(ctx, "/files/chmod", api.ChmodRequest{Path: path, Mode: mode}, nil)
 }
-
