@@ -38,7 +38,7 @@ var ErrOffsetBeyondEnd = errors.New("offset is beyond the end of the file")
 
 // copyBufferSize is the buffer a write copies its body through: large
 // enough that a fast body costs few system calls.
-const copyBufferSize = 1 << 20
+const copyBufferSize = 64 << 10
 
 // Write stores the bytes of body at p, read until EOF or until ctx ends,
 // and returns how many it wrote. A symlink at p is followed to its target
@@ -198,7 +198,7 @@ func (t *Tree) copyBody(ctx context.Context, f *os.File, body io.Reader) (int64,
 		w = t.writeHook(w)
 	}
 	buf := make([]byte, copyBufferSize)
-	// The struct hides f's ReadFrom, which would copy through its own
-	// small buffer (or splice, which a socket body does not allow here).
+	// The struct hides f's ReadFrom, which would take over with its own
+	// buffer.
 	return io.CopyBuffer(struct{ io.Writer }{w}, ctxReader{ctx, body}, buf)
 }

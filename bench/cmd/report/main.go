@@ -55,6 +55,7 @@ func scenarios() []scenario {
 		{"browser", measureBrowser},
 		{"mcp", measureMCP},
 		{"upstream peer", measureUpstreamPeer},
+		{"envd peer", measureEnvdPeer},
 	}
 }
 
