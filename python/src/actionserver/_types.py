@@ -76,7 +76,7 @@ class Session:
 class CommandMeta:
     """What the prompt reported after a command."""
 
-    __schema__ = "Command.metadata"
+    __schema__ = None  # the description leaves it an open object
     exit_code: int
     pid: int
     username: str
