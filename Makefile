@@ -35,6 +35,7 @@ test: deps build lint
 	FUZZTIME=5s scripts/fuzz.sh
 	scripts/vuln.sh
 	$(MAKE) --no-print-directory compat
+	$(MAKE) --no-print-directory sdk-test
 
 # The unmodified OpenHands host (pinned openhands-ai releases, in a local
 # virtual environment) drives bin/action-server through its own classes,
@@ -42,6 +43,12 @@ test: deps build lint
 # COMPAT_PYTEST narrow it (compat/openhands/README.md).
 compat: build
 	compat/openhands/run.sh
+
+# The Python SDK (python/) against bin/action-server: pytest in python/.venv
+# with the pinned requirements-dev.txt, installed once (python/test.sh).
+.PHONY: sdk-test
+sdk-test: build
+	python/test.sh
 
 # govulncheck at a pinned version, against the live database or the newest
 # snapshot in ../shared/data; warns and passes only when neither is there.

@@ -35,6 +35,7 @@ func TestOpenAPI_FileSchemasMatchTheGoTypes(t *testing.T) {
 		"MoveRequest":   api.MoveRequest{},
 		"RemoveRequest": api.RemoveRequest{},
 		"ChmodRequest":  api.ChmodRequest{},
+		"WatchEvent":    api.WatchEvent{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {

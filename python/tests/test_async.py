@@ -33,12 +33,16 @@ async def test_async_server_and_sessions(aclient: AsyncClient) -> None:
         events = [e async for e in aclient.follow(cmd.id, session="sdk-async", text=True)]
         assert "got it" in "".join(e.data for e in events if isinstance(e, OutputEvent))  # type: ignore[misc]
         assert isinstance(events[-1], ExitEvent)
-        sleeper = await aclient.start_command("sleep 60", session="sdk-async")
+        sleeper = await aclient.start_command("echo started; sleep 60", session="sdk-async")
+        for _ in range(500):
+            if "started" in (await aclient.read_output(sleeper.id, session="sdk-async", wait=0.1)).data:
+                break
         await aclient.send_key("C-c", session="sdk-async")
-        for _ in range(200):
+        for _ in range(500):
             if not (await aclient.get_command(sleeper.id, session="sdk-async")).running:
                 break
             await asyncio.sleep(0.02)
+        assert not (await aclient.get_command(sleeper.id, session="sdk-async")).running
         piped = await aclient.start_command("sleep 60", session="sdk-async", pipe=True)
         await aclient.signal("SIGKILL", session="sdk-async", command_id=piped.id)
         chunk = await aclient.read_output(piped.id, session="sdk-async", wait=5.0)

@@ -6,7 +6,6 @@ import io
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -163,13 +162,17 @@ def test_terminal_input_keys_signal_resize(client: Client) -> None:
         assert "hello sdk" in out and "40 120" in out
         assert any(isinstance(e, TailEvent) for e in events) or "name?" in out
 
-        sleeper = client.start_command("sleep 60", session="sdk-term")
+        def started(cid: int) -> None:  # the shell has reached the sleep
+            wait_for(lambda: "started" in client.read_output(cid, session="sdk-term").data)
+
+        sleeper = client.start_command("echo started; sleep 60", session="sdk-term")
         with pytest.raises(ConflictError):
             client.start_command("echo busy", session="sdk-term")
+        started(sleeper.id)
         client.send_key("C-c", session="sdk-term")
         wait_for(lambda: not client.get_command(sleeper.id, session="sdk-term").running)
-        sleeper = client.start_command("sleep 60", session="sdk-term")
-        time.sleep(0.2)
+        sleeper = client.start_command("echo started; sleep 60", session="sdk-term")
+        started(sleeper.id)
         client.signal("SIGTERM", session="sdk-term")
         wait_for(lambda: not client.get_command(sleeper.id, session="sdk-term").running)
         piped = client.start_command("sleep 60", session="sdk-term", pipe=True)
