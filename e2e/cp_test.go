@@ -3,12 +3,17 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/api"
+	"github.com/actionserver/actionserver/client"
 )
 
 func TestActionctl_CpBothWaysWithResume(t *testing.T) {
@@ -68,4 +73,43 @@ func TestActionctl_CpBothWaysWithResume(t *testing.T) {
 	r = actionctl(t, nil, append(url, "cp", src, ":../escape.bin")...)
 	assert.NotEqual(t, 0, r.code)
 	assert.Contains(t, r.stderr, "out of the workspace")
+}
+
+func TestClient_FileRoutes(t *testing.T) {
+	s := startServer(t, startOpts{})
+	ctx := ctxT(t)
+	c := s.Client
+	w, err := c.WriteFile(ctx, "d/f.txt", strings.NewReader("hello, world"), client.WriteFileOptions{Mode: "600"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(12), w.Size)
+
+	r, err := c.OpenFile(ctx, "d/f.txt", 7)
+	require.NoError(t, err)
+	b, err := io.ReadAll(r)
+	r.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "world", string(b))
+	assert.Equal(t, [3]any{int64(7), int64(12), "0600"}, [3]any{r.Offset, r.Size, r.Mode})
+	_, err = c.OpenFile(ctx, "d/f.txt", 100)
+	var ce *client.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, api.CodeRangeUnsatisfied, ce.Code)
+
+	require.NoError(t, c.Mkdir(ctx, "d/e/f", "700", true))
+	require.NoError(t, c.Chmod(ctx, "d/f.txt", "644"))
+	list, err := c.ListDir(ctx, "d")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range list.Entries {
+		got = append(got, e.Name+" "+e.Type+" "+e.Mode)
+	}
+	assert.Equal(t, []string{"e dir 0755", "f.txt file 0644"}, got, "parents get 0755; the last one its mode")
+	err = c.Remove(ctx, "d", false)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, api.CodeConflict, ce.Code)
+	require.NoError(t, c.Remove(ctx, "d", true))
+	_, err = c.StatFile(ctx, "d")
+	assert.ErrorIs(t, err, client.ErrNotFound)
+	_, err = os.Stat(filepath.Join(s.WorkDir, "d"))
+	assert.True(t, os.IsNotExist(err))
 }

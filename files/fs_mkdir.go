@@ -55,8 +55,8 @@ func (t *Tree) mkdirAt(dir interface{ Fd() uintptr }, name, path string, mode fs
 	return nil
 }
 
-// mkdirAll creates rel (relative to r's base) and its missing parents,
-// each step resolved under r's rule.
+// mkdirAll creates rel (relative to r's base) with mode, and its missing
+// parents with 0755, each step resolved under r's rule.
 func (t *Tree) mkdirAll(r resolved, rel string, mode fs.FileMode) error {
 	if rel == "." {
 		return nil
@@ -78,7 +78,11 @@ func (t *Tree) mkdirAll(r resolved, rel string, mode fs.FileMode) error {
 		if err != nil {
 			return err
 		}
-		err = t.mkdirAt(dir, name, filepath.Join(r.base, step.rel), mode)
+		m := fs.FileMode(0o755) // parents, as mkdir -p -m gives them
+		if i == len(parts)-1 {
+			m = mode
+		}
+		err = t.mkdirAt(dir, name, filepath.Join(r.base, step.rel), m)
 		dir.Close()
 		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return err
