@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,4 +113,20 @@ func TestClient_FileRoutes(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrNotFound)
 	_, err = os.Stat(filepath.Join(s.WorkDir, "d"))
 	assert.True(t, os.IsNotExist(err))
+}
+
+func TestFileRoutes_CreatedFilesBelongToTheSandboxUser(t *testing.T) {
+	s, ws := startAsSandboxUser(t)
+	ctx := ctxT(t)
+	_, err := s.Client.WriteFile(ctx, "made/by/put.bin", strings.NewReader("x"), client.WriteFileOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Client.Mkdir(ctx, "made/dir", "", false))
+	for _, p := range []string{"made", "made/by", "made/by/put.bin", "made/dir"} {
+		info, err := s.Client.StatFile(ctx, p)
+		require.NoError(t, err)
+		assert.Equal(t, testUID, info.UID, "%s belongs to the sandbox user", p)
+		fi, err := os.Stat(filepath.Join(ws, p))
+		require.NoError(t, err)
+		assert.Equal(t, uint32(testUID), fi.Sys().(*syscall.Stat_t).Uid)
+	}
 }
