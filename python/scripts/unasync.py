@@ -27,6 +27,7 @@ WORDS = [
     ("StopAsyncIteration", "StopIteration"),
     ("async_sleep", "sync_sleep"),
     ("aiter_raw", "iter_raw"),
+    ("aiter_bytes", "iter_bytes"),
     ("aiter_lines", "iter_lines"),
     ("aread", "read"),
     ("aclose", "close"),

@@ -261,6 +261,10 @@ def test_upload_download_stream_with_progress_and_resume(client: Client, tmp_pat
         assert r.read(4) == b"zzzz" and r.read() == b"z" * 6 and r.read() == b""
     buf = io.BytesIO()
     assert client.download("sdk-big/z.txt", buf) == 100000
+    buf = io.BytesIO()
+    assert client.download("sdk-big/z.txt", buf, gzip=True) == 100000 and buf.getvalue() == b"z" * 100000
+    with client.open_file("sdk-big/z.txt", gzip=True) as r:
+        assert r.size is None and r.read() == b"z" * 100000
     with client.open_file("sdk-big/data.bin") as r:
         assert b"".join(r) == data
     client.remove("sdk-big", recursive=True)

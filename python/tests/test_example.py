@@ -21,3 +21,15 @@ def test_example_writes_a_project_runs_its_tests_and_downloads_the_result(client
     assert code == 0, out.getvalue()
     assert "test_add" in out.getvalue() and "OK" in out.getvalue(), "the tests' output was streamed"
     assert (tmp_path / "result.txt").read_text() == "ran=2 failures=0 errors=0\n"
+
+
+def test_readme_quick_start_runs(server, tmp_path: pathlib.Path, monkeypatch, capsys) -> None:
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 11, "the quick start stays short"
+    code = code.replace('"http://127.0.0.1:8000"', repr(server.url)).replace('"KEY"', repr(server.api_key))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.count("hello from the sandbox") == 1 and "out.txt" in out
+    assert (tmp_path / "out.txt").read_text() == "hello from the sandbox\n"

@@ -52,10 +52,10 @@ class FileReader:
     ``for chunk in reader``. ``offset`` is where it starts in the
     file, ``size`` the file's whole size, ``mode`` its octal mode."""
 
-    def __init__(self, resp: httpx.Response, offset: int, size: Optional[int]) -> None:
+    def __init__(self, resp: httpx.Response, offset: int, size: Optional[int], decoded: bool = False) -> None:
         self._resp = resp
-        self._iter = resp.iter_raw(_CHUNK)
-        self._buf = b""
+        self._iter = resp.iter_bytes(_CHUNK) if decoded else resp.iter_raw(_CHUNK)
+        self._buf = bytearray()
         self._eof = False
         self.offset = offset
         self.size = size
@@ -69,10 +69,12 @@ class FileReader:
                 self._buf += self._iter.__next__()
             except StopIteration:
                 self._eof = True
-        if n < 0:
-            out, self._buf = self._buf, b""
+        if n < 0 or n >= len(self._buf):
+            out = bytes(self._buf)
+            self._buf.clear()
         else:
-            out, self._buf = self._buf[:n], self._buf[n:]
+            out = bytes(self._buf[:n])
+            del self._buf[:n]
         return out
 
     def __iter__(self) -> "FileReader":
@@ -410,13 +412,19 @@ class Client:
         """Sets an entry's mode, in octal text (``"755"``)."""
         self._request("POST", "/files/chmod", json_body={"path": path, "mode": mode})
 
-    def open_file(self, path: str, *, offset: int = 0) -> FileReader:
+    def open_file(self, path: str, *, offset: int = 0, gzip: bool = False) -> FileReader:
         """Opens a file in the sandbox for streaming from ``offset``; use the
-        reader as a context manager, or close it."""
-        headers = {"Accept-Encoding": "identity"}
+        reader as a context manager, or close it. With ``gzip`` the bytes
+        travel compressed (and the size is not known ahead)."""
+        if gzip and offset:
+            raise ValueError("a compressed read starts at the beginning")
+        headers = {"Accept-Encoding": "gzip" if gzip else "identity"}
         if offset:
             headers["Range"] = f"bytes={offset}-"
-        resp = self._open_stream("GET", "/files/content", params={"path": path}, headers=headers, ok=(200, 206))
+        params = {"path": path, "gzip": "true"} if gzip else {"path": path}
+        resp = self._open_stream("GET", "/files/content", params=params, headers=headers, ok=(200, 206))
+        if gzip:
+            return FileReader(resp, 0, None, decoded=True)
         size: Optional[int] = None
         start = 0
         if resp.status_code == 206:
@@ -502,13 +510,16 @@ class Client:
                 close.close()
 
     def download(self, path: str, dest: Dest, *, resume: bool = False,
-                       progress: Optional[Progress] = None) -> int:
+                       progress: Optional[Progress] = None, gzip: bool = False) -> int:
         """Streams the file at ``path`` to ``dest`` (a local path or a binary
         file object) and returns its size. To a path, the bytes go to
         ``dest.part`` first and are renamed once complete; with ``resume``
-        an existing part is continued from its length."""
+        an existing part is continued from its length. ``gzip`` compresses
+        them on the way (a file object only)."""
+        if gzip and isinstance(dest, (str, os.PathLike)):
+            raise ValueError("a compressed download goes to a file object")
         if not isinstance(dest, (str, os.PathLike)):
-            with self.open_file(path) as r:
+            with self.open_file(path, gzip=gzip) as r:
                 done = 0
                 for chunk in r:
                     dest.write(chunk)
