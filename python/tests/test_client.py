@@ -319,3 +319,11 @@ def test_mcp_tools_list_and_call(client: Client) -> None:
     assert echo.input_schema["required"] == ["message"]
     out = client.mcp_call(echo.name, {"message": "hi"})
     assert not out.is_error and out.text == "echo: hi"
+
+
+def test_a_request_past_its_timeout_is_a_timeout_error(server: Server, client: Client) -> None:
+    with Client(server.url, server.api_key, timeout=0.3) as c:
+        with pytest.raises(actionserver.TimeoutError):
+            c.execute_action({"action": "run", "args": {"command": "sleep 1", "blocking": True}})
+    # The default shell finishes the command; later tests find it idle.
+    wait_for(lambda: client.get_session("default").running_command is None)
