@@ -165,7 +165,11 @@ func TestFiles_EntryOperations(t *testing.T) {
 	for _, e := range list.Entries {
 		names = append(names, e.Name+":"+e.Type+":"+e.Mode)
 	}
-	assert.Equal(t, []string{"a:dir:0750", "g:file:0755"}, names)
+	assert.Equal(t, []string{"a:dir:0755", "g:file:0755"}, names, "a parent made by mkdir -p gets 0755")
+	st, _, body = fsCall(t, http.MethodGet, base+"/files/stat?path="+q(filepath.Join(dir, "a/b")), nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	require.NoError(t, json.Unmarshal(body, &info))
+	assert.Equal(t, "0750", info.Mode, "the directory asked for gets its mode")
 
 	st, eb = post("/files/remove", api.RemoveRequest{Path: filepath.Join(dir, "a")})
 	assert.Equal(t, http.StatusConflict, st, "a directory with contents needs recursive")
