@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from actionserver import Client, ExitEvent, LostEvent, OutputEvent
 
@@ -30,7 +31,7 @@ FILES = {
 }
 
 
-def main(sb: Client, dest_dir: Path, out=sys.stdout) -> int:
+def main(sb: Client, dest_dir: Path, out: TextIO = sys.stdout) -> int:
     """Runs the example against a sandbox; returns the tests' exit code."""
     for path, text in FILES.items():
         sb.write_text("example/" + path, text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from types import TracebackType
-from typing import IO, Any, AsyncIterator, Callable, Dict, List, Optional, Type, Union
+from typing import IO, Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Type, Union, cast
 
 import httpx
 
@@ -166,7 +166,7 @@ class AsyncClient:
 
     async def _request(self, method: str, path: str, *, params: Optional[Dict[str, Any]] = None, json_body: Any = _UNSET,
                        content: Any = None, headers: Optional[Dict[str, str]] = None,
-                       timeout: Any = _UNSET, ok: tuple = (200, 201, 202)) -> httpx.Response:
+                       timeout: Any = _UNSET, ok: Tuple[int, ...] = (200, 201, 202)) -> httpx.Response:
         h = dict(self._headers)
         if headers:
             h.update(headers)
@@ -188,7 +188,7 @@ class AsyncClient:
         return resp
 
     async def _open_stream(self, method: str, path: str, *, params: Optional[Dict[str, Any]] = None,
-                           headers: Optional[Dict[str, str]] = None, ok: tuple = (200,)) -> httpx.Response:
+                           headers: Optional[Dict[str, str]] = None, ok: Tuple[int, ...] = (200,)) -> httpx.Response:
         h = dict(self._headers)
         if headers:
             h.update(headers)
@@ -233,7 +233,7 @@ class AsyncClient:
 
     async def openapi(self) -> Dict[str, Any]:
         """The server's OpenAPI description."""
-        return (await self._request("GET", "/openapi.json")).json()
+        return _obj(await self._request("GET", "/openapi.json"))
 
     # Sessions.
 
@@ -475,7 +475,8 @@ class AsyncClient:
             params["parents"] = "false"
         if offset is not None:
             params["offset"] = offset
-        close = None
+        close: Optional[IO[bytes]] = None
+        f: IO[bytes]
         if isinstance(source, (str, os.PathLike)):
             close = f = open(source, "rb")
         elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -561,7 +562,7 @@ class AsyncClient:
         if timeout is not None:
             action = dict(action, timeout=timeout)
         t = httpx.Timeout(self._timeout if timeout is None else timeout + 5.0, connect=10.0)
-        return (await self._request("POST", "/execute_action", json_body={"action": action}, timeout=t)).json()
+        return _obj(await self._request("POST", "/execute_action", json_body={"action": action}, timeout=t))
 
     async def browse(self, url: str, *, timeout: float = 60.0) -> BrowseResult:
         """Opens a URL in the server's browser: the page as text, and a PNG
@@ -592,7 +593,7 @@ class AsyncClient:
     async def mcp_set_servers(self, servers: List[Dict[str, Any]]) -> Dict[str, Any]:
         """Replaces the stdio MCP servers (``[{"name", "command", "args",
         "env"}]``); ``router_error_log`` names any that failed to start."""
-        return (await self._request("POST", "/update_mcp_server", json_body=servers)).json()
+        return _obj(await self._request("POST", "/update_mcp_server", json_body=servers))
 
     async def mcp_tools(self) -> List[McpTool]:
         """The tools the MCP endpoint offers."""
@@ -634,12 +635,12 @@ class AsyncClient:
                     ev = await next_event()
                     if ev.event != "message":
                         continue
-                    msg = json.loads(ev.data)
+                    msg = cast(Dict[str, Any], json.loads(ev.data))
                     if msg.get("id") != id:
                         continue
                     if "error" in msg:
                         raise ActionServerError(f"MCP {method}: {msg['error'].get('message', msg['error'])}")
-                    return msg.get("result", {})
+                    return cast(Dict[str, Any], msg.get("result", {}))
 
             await post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "protocolVersion": "2024-11-05", "capabilities": {},
@@ -650,6 +651,11 @@ class AsyncClient:
             return await answer(2)
         finally:
             await resp.aclose()
+
+
+def _obj(resp: httpx.Response) -> Dict[str, Any]:
+    """The JSON object a response carries."""
+    return cast(Dict[str, Any], resp.json())
 
 
 async def _chunks(f: IO[bytes], progress: Optional[Progress], total: Optional[int], gz: bool) -> AsyncIterator[bytes]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 
 @dataclass
@@ -21,7 +21,7 @@ class SSEDecoder:
 
     def __init__(self) -> None:
         self._event = ""
-        self._data: list = []
+        self._data: List[str] = []
         self._id: Optional[str] = None
 
     def feed(self, line: str) -> Optional[SSE]:

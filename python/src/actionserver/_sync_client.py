@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from types import TracebackType
-from typing import IO, Any, Iterator, Callable, Dict, List, Optional, Type, Union
+from typing import IO, Any, Iterator, Callable, Dict, List, Optional, Tuple, Type, Union, cast
 
 import httpx
 
@@ -167,7 +167,7 @@ class Client:
 
     def _request(self, method: str, path: str, *, params: Optional[Dict[str, Any]] = None, json_body: Any = _UNSET,
                        content: Any = None, headers: Optional[Dict[str, str]] = None,
-                       timeout: Any = _UNSET, ok: tuple = (200, 201, 202)) -> httpx.Response:
+                       timeout: Any = _UNSET, ok: Tuple[int, ...] = (200, 201, 202)) -> httpx.Response:
         h = dict(self._headers)
         if headers:
             h.update(headers)
@@ -189,7 +189,7 @@ class Client:
         return resp
 
     def _open_stream(self, method: str, path: str, *, params: Optional[Dict[str, Any]] = None,
-                           headers: Optional[Dict[str, str]] = None, ok: tuple = (200,)) -> httpx.Response:
+                           headers: Optional[Dict[str, str]] = None, ok: Tuple[int, ...] = (200,)) -> httpx.Response:
         h = dict(self._headers)
         if headers:
             h.update(headers)
@@ -234,7 +234,7 @@ class Client:
 
     def openapi(self) -> Dict[str, Any]:
         """The server's OpenAPI description."""
-        return (self._request("GET", "/openapi.json")).json()
+        return _obj(self._request("GET", "/openapi.json"))
 
     # Sessions.
 
@@ -476,7 +476,8 @@ class Client:
             params["parents"] = "false"
         if offset is not None:
             params["offset"] = offset
-        close = None
+        close: Optional[IO[bytes]] = None
+        f: IO[bytes]
         if isinstance(source, (str, os.PathLike)):
             close = f = open(source, "rb")
         elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -562,7 +563,7 @@ class Client:
         if timeout is not None:
             action = dict(action, timeout=timeout)
         t = httpx.Timeout(self._timeout if timeout is None else timeout + 5.0, connect=10.0)
-        return (self._request("POST", "/execute_action", json_body={"action": action}, timeout=t)).json()
+        return _obj(self._request("POST", "/execute_action", json_body={"action": action}, timeout=t))
 
     def browse(self, url: str, *, timeout: float = 60.0) -> BrowseResult:
         """Opens a URL in the server's browser: the page as text, and a PNG
@@ -593,7 +594,7 @@ class Client:
     def mcp_set_servers(self, servers: List[Dict[str, Any]]) -> Dict[str, Any]:
         """Replaces the stdio MCP servers (``[{"name", "command", "args",
         "env"}]``); ``router_error_log`` names any that failed to start."""
-        return (self._request("POST", "/update_mcp_server", json_body=servers)).json()
+        return _obj(self._request("POST", "/update_mcp_server", json_body=servers))
 
     def mcp_tools(self) -> List[McpTool]:
         """The tools the MCP endpoint offers."""
@@ -635,12 +636,12 @@ class Client:
                     ev = next_event()
                     if ev.event != "message":
                         continue
-                    msg = json.loads(ev.data)
+                    msg = cast(Dict[str, Any], json.loads(ev.data))
                     if msg.get("id") != id:
                         continue
                     if "error" in msg:
                         raise ActionServerError(f"MCP {method}: {msg['error'].get('message', msg['error'])}")
-                    return msg.get("result", {})
+                    return cast(Dict[str, Any], msg.get("result", {}))
 
             post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "protocolVersion": "2024-11-05", "capabilities": {},
@@ -651,6 +652,11 @@ class Client:
             return answer(2)
         finally:
             resp.close()
+
+
+def _obj(resp: httpx.Response) -> Dict[str, Any]:
+    """The JSON object a response carries."""
+    return cast(Dict[str, Any], resp.json())
 
 
 def _chunks(f: IO[bytes], progress: Optional[Progress], total: Optional[int], gz: bool) -> Iterator[bytes]:

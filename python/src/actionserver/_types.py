@@ -86,7 +86,9 @@ class CommandMeta:
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "CommandMeta":
-        return cls(**{f.name: d.get(f.name) for f in dataclasses.fields(cls)})
+        return cls(exit_code=d.get("exit_code", -1), pid=d.get("pid", -1), username=d.get("username", ""),
+                   hostname=d.get("hostname", ""), working_dir=d.get("working_dir", ""),
+                   py_interpreter_path=d.get("py_interpreter_path", ""))
 
 
 @dataclass
