@@ -42,7 +42,7 @@ def main(sb: Client, dest_dir: Path, out: TextIO = sys.stdout) -> int:
         code = None
         for ev in sb.follow(cmd.id, session=session.id, text=True):
             if isinstance(ev, OutputEvent):
-                out.write(ev.data)
+                out.write(ev.text)
             elif isinstance(ev, LostEvent):
                 out.write(f"\n[{ev.bytes} bytes of output were dropped]\n")
             elif isinstance(ev, ExitEvent):

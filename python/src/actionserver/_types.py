@@ -261,6 +261,11 @@ class OutputEvent:
     offset: int
     next_offset: int
 
+    @property
+    def text(self) -> str:
+        """The data as text (bytes decoded as UTF-8)."""
+        return self.data if isinstance(self.data, str) else self.data.decode("utf-8", "replace")
+
 
 @dataclass
 class LostEvent:
