@@ -113,6 +113,17 @@ func TestClient_FileRoutes(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrNotFound)
 	_, err = os.Stat(filepath.Join(s.WorkDir, "d"))
 	assert.True(t, os.IsNotExist(err))
+
+	// A symlink the agent made cannot lead a relative path out.
+	require.NoError(t, os.Symlink("/etc", filepath.Join(s.WorkDir, "etc-link")))
+	_, err = c.OpenFile(ctx, "etc-link/hostname", 0)
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, api.CodePathEscapes, ce.Code)
+	_, err = c.WriteFile(ctx, "etc-link/planted", strings.NewReader("x"), client.WriteFileOptions{})
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, api.CodePathEscapes, ce.Code)
+	_, err = os.Stat("/etc/planted")
+	assert.True(t, os.IsNotExist(err))
 }
 
 func TestFileRoutes_CreatedFilesBelongToTheSandboxUser(t *testing.T) {
