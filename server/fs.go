@@ -137,7 +137,26 @@ func (s *Server) readFile(c *gin.Context) {
 		}
 		return
 	}
+	if start, ok := openRangeStart(c.GetHeader("Range")); ok && start >= info.Size && c.GetHeader("If-Range") == "" {
+		// The common unsatisfiable range, a resume past the end, gets
+		// the coded envelope; ServeContent would answer in plain text.
+		h.Set("Content-Range", fmt.Sprintf("bytes */%d", info.Size))
+		h.Del(api.HeaderFileMode)
+		c.AbortWithStatusJSON(http.StatusRequestedRangeNotSatisfiable, api.ErrorBody{
+			Detail: fmt.Sprintf("%s has %d bytes; the range starts at %d", p, info.Size, start), Code: api.CodeRangeUnsatisfied})
+		return
+	}
 	http.ServeContent(sendfileWriter{c.Writer}, c.Request, "", info.Modified, f)
+}
+
+// openRangeStart reads a Range of the form "bytes=N-" (from N to the end).
+func openRangeStart(h string) (int64, bool) {
+	v, ok := strings.CutPrefix(h, "bytes=")
+	if !ok || !strings.HasSuffix(v, "-") || strings.Contains(v, ",") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(v, "-"), 10, 64)
+	return n, err == nil && n >= 0
 }
 
 // sendfileWriter lets http.ServeContent hand a file to the connection

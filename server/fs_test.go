@@ -66,6 +66,7 @@ func TestFiles_PutThenGetWithRanges(t *testing.T) {
 		{"a span", "bytes=5-14", http.StatusPartialContent, data[5:15]},
 		{"the last bytes", "bytes=-3", http.StatusPartialContent, data[len(data)-3:]},
 		{"past the end", "bytes=2000000-", http.StatusRequestedRangeNotSatisfiable, nil},
+		{"a span past the end", "bytes=2000000-2000010", http.StatusRequestedRangeNotSatisfiable, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +76,14 @@ func TestFiles_PutThenGetWithRanges(t *testing.T) {
 			}
 			st, h, body := fsCall(t, http.MethodGet, base+"/files/content?path="+q(p), nil, hdr)
 			require.Equal(t, tt.status, st)
+			if st == http.StatusRequestedRangeNotSatisfiable {
+				assert.Equal(t, "bytes */1000000", h.Get("Content-Range"))
+			}
+			if tt.rng == "bytes=2000000-" {
+				var eb api.ErrorBody
+				require.NoError(t, json.Unmarshal(body, &eb))
+				assert.Equal(t, api.CodeRangeUnsatisfied, eb.Code)
+			}
 			if tt.want != nil {
 				assert.True(t, bytes.Equal(tt.want, body), "body of %d bytes", len(body))
 				assert.Equal(t, len(tt.want), int(mustAtoi(t, h.Get("Content-Length"))))
