@@ -246,6 +246,13 @@ def test_upload_download_stream_with_progress_and_resume(client: Client, tmp_pat
     part.write_bytes(data[:1000000])
     client.download("sdk-big/data.bin", tmp_path / "resumed.bin", resume=True)
     assert (tmp_path / "resumed.bin").read_bytes() == data and not part.exists()
+    # A part as long as the file or longer (a stale one) starts over.
+    part.write_bytes(data + b"stale")
+    client.download("sdk-big/data.bin", tmp_path / "resumed.bin", resume=True)
+    assert (tmp_path / "resumed.bin").read_bytes() == data
+    with pytest.raises(BadRequestError) as e:
+        client.open_file("sdk-big/data.bin", offset=len(data) + 1)
+    assert (e.value.status, e.value.code) == (416, "range_not_satisfiable")
 
     # An upload resumed from an offset, from a file object.
     client.write_bytes("sdk-big/up.bin", data[:2000000])
