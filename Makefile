@@ -20,7 +20,7 @@ build:
 
 # Standalone: this machine's user, the current directory as workspace, loopback only.
 run: build
-	./bin/action-server --host 127.0.0.1 --port $(PORT) --working-dir "$(CURDIR)"
+	./bin/action-server --host 127.0.0.1 --port $(PORT) --working-dir "$(CURDIR)" --generate-key
 
 deps:
 	./scripts/deps.sh
@@ -40,9 +40,11 @@ test: deps build lint
 # The unmodified OpenHands host (pinned openhands-ai releases, in a local
 # virtual environment) drives bin/action-server through its own classes,
 # as root and as a uid-1000 sandbox user. COMPAT_VERSIONS, COMPAT_USERS and
-# COMPAT_PYTEST narrow it (compat/openhands/README.md).
+# COMPAT_PYTEST narrow it (compat/openhands/README.md). Then swe-rex's own
+# client and mini-swe-agent drive it started as swerex-remote (compat/swerex).
 compat: build
 	compat/openhands/run.sh
+	compat/swerex/run.sh
 
 # The Python SDK (python/) against bin/action-server: pytest in python/.venv
 # with the pinned requirements-dev.txt, installed once (python/test.sh).
@@ -70,6 +72,7 @@ fuzz:
 # suite's environment; without Python 3.12+ that row says it was not measured.
 bench: build
 	-compat/openhands/setup.sh 0.62.0 >/dev/null
+	-compat/swerex/setup.sh >/dev/null
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./shell ./files ./server
 	$(GO) run ./bench/cmd/report
 

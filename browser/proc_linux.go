@@ -7,23 +7,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/actionserver/actionserver/internal/procgroup"
 )
 
 // setProcessAttrs puts Chromium in its own process group, so that Close can
 // end it with every helper process it forked, and has the kernel kill it if
 // the server dies first.
-func setProcessAttrs(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-}
+func setProcessAttrs(cmd *exec.Cmd) { procgroup.Prepare(cmd) }
 
 // killProcessGroup ends the process group that Chromium leads.
-func killProcessGroup(pid int) {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-}
+func killProcessGroup(pid int) { _ = procgroup.Kill(pid, syscall.SIGKILL) }
 
 // killProfileProcesses kills the processes whose command line names dir as
 // their user data directory. Chromium passes it to every helper it starts,

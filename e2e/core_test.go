@@ -29,6 +29,7 @@ func post(t *testing.T, s *server, body string, header http.Header) (int, map[st
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.URL+"/execute_action", strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header[k] = v
 	}

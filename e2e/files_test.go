@@ -349,10 +349,11 @@ func TestListFiles(t *testing.T) {
 		assert.Equal(t, want, got, "path %q", path)
 	}
 
+	// A body that is not an object is the client's mistake (upstream: 500).
 	resp, err := http.Post(s.URL+"/list_files", "application/json", strings.NewReader("not json"))
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 }
 
 // TestFiles_OwnedByTheSandboxUser checks that write, the editor's create

@@ -25,8 +25,9 @@ const (
 	KindConflict
 	// KindLimit is a request over a cap (sessions, watches).
 	KindLimit
-	// KindUnavailable is a request that cannot be served now for want of a
-	// resource that ending something else frees (a pseudo-terminal).
+	// KindUnavailable is a request that cannot be served now: for want of a
+	// resource that ending something else frees (a pseudo-terminal), or
+	// because the executor is shutting down.
 	KindUnavailable
 	// KindNoSpace is a write the disk has no room for.
 	KindNoSpace
@@ -73,5 +74,6 @@ func KindOf(err error) Kind {
 	return KindInternal
 }
 
-// ErrClosed is returned after Close.
-var ErrClosed = errors.New("executor is closed")
+// ErrClosed is returned after Close. A request that races shutdown is not
+// the server's fault, so it is of KindUnavailable, not KindInternal.
+var ErrClosed = sentinel(KindUnavailable, errors.New("executor is closed"))

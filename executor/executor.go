@@ -83,6 +83,11 @@ type Executor struct {
 	sessions map[string]*shell.Session
 	starting map[string]bool // ids reserved while their shell starts
 	closed   bool
+	// startingWG counts the shells of CreateSession still starting; Close
+	// waits for them, and quit, which it cancels, cuts their start short.
+	startingWG sync.WaitGroup
+	quit       context.Context
+	stopQuit   context.CancelFunc
 
 	defaultDone chan struct{} // closed once the default shell started or failed
 	defaultErr  error         // why it failed; guarded by mu
@@ -113,6 +118,7 @@ func Start(ctx context.Context, opts Options) *Executor {
 	e := &Executor{opts: opts, log: opts.Logger, started: opts.Started,
 		sessions: map[string]*shell.Session{}, starting: map[string]bool{},
 		defaultDone: make(chan struct{})}
+	e.quit, e.stopQuit = context.WithCancel(context.Background())
 	e.lastRun.Store(e.started.UnixNano())
 	go e.startDefault(ctx)
 	bo := opts.Browser
@@ -137,15 +143,20 @@ func (e *Executor) startDefault(ctx context.Context) {
 	defer close(e.defaultDone)
 	s, err := shell.Start(ctx, e.shellOptions(e.opts.WorkDir))
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	closed := e.closed
 	switch {
 	case err != nil:
 		e.defaultErr = fmt.Errorf("start default shell: %w", err)
-	case e.closed:
-		go closeShell(context.Background(), s, time.Second)
+	case closed:
 		e.defaultErr = ErrClosed
 	default:
 		e.sessions[DefaultSession] = s
+	}
+	e.mu.Unlock()
+	if err == nil && closed {
+		// Before defaultDone is closed: Close waits for it, and promises
+		// that no shell outlives it.
+		closeShell(context.Background(), s, time.Second)
 	}
 }
 
@@ -251,12 +262,19 @@ func (e *Executor) Close(ctx context.Context) {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	// A default shell still starting is closed by startDefault, which
-	// sees e.closed; waiting for it here keeps Close's promise that no
-	// shell of this executor outlives it, within the grace.
-	select {
-	case <-e.defaultDone:
-	case <-time.After(wait):
+	e.stopQuit()
+	// Shells still starting are closed by whoever started them, who sees
+	// e.closed; waiting for them here keeps Close's promise that no shell
+	// of this executor outlives it, within the grace.
+	starting := make(chan struct{})
+	go func() { e.startingWG.Wait(); close(starting) }()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for _, done := range []<-chan struct{}{e.defaultDone, starting} {
+		select {
+		case <-done:
+		case <-deadline.C:
+		}
 	}
 	e.mu.Lock()
 	sessions := e.sessions

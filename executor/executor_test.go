@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -162,4 +163,48 @@ func TestStart_DefaultShellFailure(t *testing.T) {
 	assert.Error(t, err, "no shell, no run")
 	_, err = New(context.Background(), Options{WorkDir: t.TempDir(), Shell: shell.Options{Bash: "/nonexistent/bash"}})
 	assert.Error(t, err, "New reports the failure")
+}
+
+func TestClose_WaitsForSessionsStillStarting(t *testing.T) {
+	// A session whose shell hangs in its rc file is still starting when
+	// the executor closes: Close must cut the start short and not return
+	// before that shell is gone, and the start answers ErrClosed.
+	home := t.TempDir()
+	e := newExecutor(t)
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("sleep 300\n"), 0o644))
+	type result struct {
+		s   *Session
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		s, err := e.CreateSession(context.Background(), SessionOptions{ID: "slow", Env: map[string]string{"HOME": home}})
+		res <- result{s, err}
+	}()
+	require.Eventually(t, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.starting["slow"]
+	}, 10*time.Second, time.Millisecond, "the session never began to start")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e.Close(ctx)
+	select {
+	case r := <-res:
+		require.Error(t, r.err)
+		assert.ErrorIs(t, r.err, ErrClosed)
+		assert.Equal(t, KindUnavailable, KindOf(r.err), "a request racing shutdown is not the server's fault")
+	default:
+		t.Fatal("Close returned while a session was still starting")
+	}
+}
+
+func TestClose_RequestsAfterCloseAreUnavailable(t *testing.T) {
+	e := newExecutor(t)
+	e.Close(context.Background())
+	_, err := e.CreateSession(context.Background(), SessionOptions{ID: "late"})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.Equal(t, KindUnavailable, KindOf(err))
 }

@@ -20,6 +20,9 @@ func (s *Session) StartPipe(ctx context.Context, command, cwd string, env map[st
 	if strings.TrimSpace(command) == "" {
 		return nil, ErrEmptyCommand
 	}
+	if err := checkStartOptions(cwd, env); err != nil {
+		return nil, err
+	}
 	c, err := s.sh.StartPipe(ctx, command, shell.PipeOptions{Dir: cwd, Env: env})
 	if err != nil {
 		// Its text goes to the client as it is, unwrapped.

@@ -29,7 +29,7 @@ var (
 	ErrSessionNotFound = sentinel(KindNotFound, errors.New("no session with this id"))
 	ErrTooManySessions = sentinel(KindLimit, fmt.Errorf("at most %d sessions may run at once", MaxSessions))
 	ErrDefaultSession  = sentinel(KindInvalid, errors.New("the default session serves run actions and cannot be deleted"))
-	ErrBadSessionID    = sentinel(KindInvalid, errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-'"))
+	ErrBadSessionID    = sentinel(KindInvalid, errors.New("a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"))
 	// ErrNoPTY: the system has no pseudo-terminal left for a new shell;
 	// ending another session frees one.
 	ErrNoPTY        = sentinel(KindUnavailable, shell.ErrNoPTY)
@@ -46,10 +46,11 @@ var (
 )
 
 // validSessionID reports whether id is 1 to 64 letters, digits, '.', '_'
-// or '-'. (A regexp with {1,64} compiles to 64 copies of its class at
-// start-up, a fifth of a millisecond.)
+// or '-', and not "." or "..", which no URL path can reach: clients
+// resolve them away. (A regexp with {1,64} compiles to 64 copies of its
+// class at start-up, a fifth of a millisecond.)
 func validSessionID(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
+	if len(id) == 0 || len(id) > 64 || id == "." || id == ".." {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
@@ -93,6 +94,9 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	} else if !validSessionID(id) {
 		return nil, ErrBadSessionID
 	}
+	if err := checkStartOptions(o.Cwd, o.Env); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	switch {
 	case e.closed:
@@ -106,7 +110,13 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 		return nil, ErrTooManySessions
 	}
 	e.starting[id] = true // reserve the id while bash starts
+	e.startingWG.Add(1)   // before Close can wait: e.closed is false
 	e.mu.Unlock()
+	defer e.startingWG.Done()
+	// Close cuts a start short rather than wait for it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.quit, cancel)()
 
 	opts := e.shellOptions(e.opts.WorkDir)
 	if o.Cwd != "" {
@@ -118,16 +128,21 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	s, err := shell.Start(ctx, opts)
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	delete(e.starting, id)
-	if err != nil {
+	closed := e.closed
+	if err == nil && !closed {
+		e.sessions[id] = s
+	}
+	e.mu.Unlock()
+	switch {
+	case closed:
+		if err == nil {
+			closeShell(context.Background(), s, time.Second) // Close waits for this
+		}
+		return nil, startFailed(ErrClosed)
+	case err != nil:
 		return nil, startFailed(err)
 	}
-	if e.closed {
-		go closeShell(context.Background(), s, time.Second)
-		return nil, startFailed(ErrClosed)
-	}
-	e.sessions[id] = s
 	return &Session{id: id, e: e, sh: s}, nil
 }
 
@@ -312,3 +327,16 @@ func closeShell(ctx context.Context, s *shell.Session, grace time.Duration) {
 	defer cancel()
 	s.Close(ctx)
 }
+
+// Foreground returns the process group of the running command's job, or 0
+// when the shell itself runs it (a builtin); ErrNotRunning when idle.
+func (s *Session) Foreground() (int, error) {
+	pgrp, err := s.sh.Foreground()
+	if err != nil {
+		return 0, controlError(err)
+	}
+	return pgrp, nil
+}
+
+// ShellPID returns the pid of the session's bash, or 0 when there is none.
+func (s *Session) ShellPID() int { return s.sh.PID() }

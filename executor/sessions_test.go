@@ -125,7 +125,7 @@ func TestSession_Errors(t *testing.T) {
 		text     string
 	}{
 		{"bad id", func() error { _, err := e.CreateSession(ctxT(t), SessionOptions{ID: "a b"}); return err },
-			ErrBadSessionID, KindInvalid, "a session id is 1 to 64 letters, digits, '.', '_' or '-'"},
+			ErrBadSessionID, KindInvalid, "a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"},
 		{"id taken", func() error { _, err := e.CreateSession(ctxT(t), SessionOptions{ID: "busy"}); return err },
 			ErrSessionExists, KindConflict, "a session with this id exists"},
 		{"delete default", func() error { return e.DeleteSession(ctxT(t), DefaultSession) },
@@ -250,6 +250,10 @@ func TestValidSessionID(t *testing.T) {
 		{"a/b", false},
 		{"é", false},
 		{"a\n", false},
+		{".", false},
+		{"..", false},
+		{"...", true},
+		{".a", true},
 	} {
 		assert.Equal(t, tc.ok, validSessionID(tc.id), "%q", tc.id)
 	}

@@ -89,6 +89,7 @@ func TestRender_EveryFeatureCombinationParses(t *testing.T) {
 						assert.Equal(t, hasVSCode, strings.Contains(strings.Join(copies, "\n"), "install-code-server.sh"), "code-server only with vscode")
 						assert.Equal(t, user != "root", strings.Contains(all, "useradd -m -s /bin/bash -u 1000 -U -G sudo openhands"))
 						assert.Contains(t, all, "ln -sf /openhands/bin/action-server /openhands/micromamba/bin/micromamba")
+						assert.Contains(t, all, "ln -sf /openhands/bin/action-server /usr/local/bin/swerex-remote", "SWE-agent finds swerex-remote on PATH")
 						assert.Contains(t, all, "echo extra")
 					})
 				}

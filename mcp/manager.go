@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/actionserver/actionserver/internal/procgroup"
 )
 
 // Options configure a Manager. The zero value runs servers as the
@@ -31,7 +33,7 @@ type Options struct {
 	// listing; Update waits for it at most this long. Default 30 s.
 	StartTimeout time.Duration
 	// StopGrace is how long a server's process group gets after SIGTERM
-	// before SIGKILL; default 1 s.
+	// before SIGKILL; default procgroup.Grace, as every child gets.
 	StopGrace time.Duration
 	// RestartMin and RestartMax bound the backoff between restarts of a
 	// server that died; defaults 1 s and 30 s.
@@ -76,7 +78,7 @@ func NewManager(opts Options) *Manager {
 		opts.StartTimeout = 30 * time.Second
 	}
 	if opts.StopGrace <= 0 {
-		opts.StopGrace = time.Second
+		opts.StopGrace = procgroup.Grace
 	}
 	if opts.RestartMin <= 0 {
 		opts.RestartMin = time.Second

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/actionserver/actionserver/internal/procgroup"
 )
 
 // Server states reported by Status.
@@ -78,7 +80,8 @@ func startStdioServer(m *Manager, cfg ServerConfig) *stdioServer {
 
 func (s *stdioServer) run(ctx context.Context) {
 	defer close(s.done)
-	backoff := s.m.opts.RestartMin
+	// A run that stayed up as long as the longest delay was healthy.
+	backoff := procgroup.Backoff{Min: s.m.opts.RestartMin, Max: s.m.opts.RestartMax, StableAfter: s.m.opts.RestartMax}
 	first := true
 	for {
 		began := time.Now()
@@ -110,17 +113,13 @@ func (s *stdioServer) run(ctx context.Context) {
 			s.log.Warn("MCP server failed to start", "error", err)
 		}
 		s.setFailed(err)
-		if time.Since(began) > s.m.opts.RestartMax {
-			backoff = s.m.opts.RestartMin // it was healthy for a while
-		}
-		t := time.NewTimer(backoff)
+		t := time.NewTimer(backoff.Next(time.Since(began)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		backoff = min(2*backoff, s.m.opts.RestartMax)
 		s.mu.Lock()
 		s.restarts++
 		s.mu.Unlock()
@@ -263,8 +262,9 @@ func (s *stdioServer) command() (*exec.Cmd, error) {
 		Stderr: s.stderr,
 		// A grandchild that keeps stderr open must not stop Wait.
 		WaitDelay:   time.Second,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: s.m.opts.Credential},
+		SysProcAttr: &syscall.SysProcAttr{Credential: s.m.opts.Credential},
 	}
+	procgroup.Prepare(cmd)
 	return cmd, nil
 }
 
@@ -278,27 +278,10 @@ func (s *stdioServer) endProcess(ctx context.Context) {
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
-	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.NewTimer(s.m.opts.StopGrace)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-wait:
-	for alive(pgid) {
-		select {
-		case <-ctx.Done():
-			break wait
-		case <-deadline.C:
-			break wait
-		case <-tick.C:
-		}
+	if err := procgroup.End(ctx, cmd.Process.Pid, nil, s.m.opts.StopGrace); err != nil {
+		s.log.Warn("end MCP server", "error", err)
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
-
-// alive reports whether the process group still has a member.
-func alive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 
 // stop ends the supervision loop and the process group, returning when
 // both are done or ctx ends.

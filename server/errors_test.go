@@ -49,10 +49,25 @@ func TestSessionRoutes_Refusals(t *testing.T) {
 		answer             string
 	}{
 		{"POST", "/sessions", `{"id": "a b"}`, 400,
-			`{"detail":"a session id is 1 to 64 letters, digits, '.', '_' or '-'"}`},
+			`{"detail":"a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"}`},
 		{"POST", "/sessions", `{"id": "default"}`, 409, `{"detail":"a session with this id exists"}`},
 		{"POST", "/sessions", `{"name": "x"}`, 422,
-			`{"detail":"Invalid request parameters","errors":"json: unknown field \"name\""}`},
+			`{"detail":"Invalid request parameters","errors":"unknown field \"name\""}`},
+		{"POST", "/sessions", `{"id": 7}`, 422,
+			`{"detail":"Invalid request parameters","errors":"field \"id\" must be a string, not number"}`},
+		{"POST", "/sessions", `{"cwd": "/nonexistent-dir"}`, 400, `{"detail":"cwd \"/nonexistent-dir\": no such directory"}`},
+		{"POST", "/sessions", `{"cwd": "/etc/hostname"}`, 400, `{"detail":"cwd \"/etc/hostname\" is not a directory"}`},
+		{"POST", "/sessions", `{"cwd": "/tmp\u0000x"}`, 400, `{"detail":"cwd must not contain NUL bytes"}`},
+		{"POST", "/sessions", `{"env": {"A=B": "c"}}`, 400, `{"detail":"env: \"A=B\" is not a variable name (empty, or holds '=' or NUL)"}`},
+		{"POST", "/sessions", `{"env": {"A": "c\u0000"}}`, 400, `{"detail":"env: the value of A holds a NUL byte"}`},
+		{"POST", "/sessions/default/commands", `{"command": "true", "pipe": true, "cwd": "/nonexistent-dir"}`, 400,
+			`{"detail":"cwd \"/nonexistent-dir\": no such directory"}`},
+		{"POST", "/sessions/default/commands", `{"command": "true", "pipe": true, "env": {"": "x"}}`, 400,
+			`{"detail":"env: \"\" is not a variable name (empty, or holds '=' or NUL)"}`},
+		{"POST", "/sessions", `{"id": "."}`, 400,
+			`{"detail":"a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"}`},
+		{"POST", "/sessions", `{"id": ".."}`, 400,
+			`{"detail":"a session id is 1 to 64 letters, digits, '.', '_' or '-', and not '.' or '..'"}`},
 		{"GET", "/sessions/nope", "", 404, `{"detail":"session nope not found"}`},
 		{"DELETE", "/sessions/nope", "", 404, `{"detail":"session nope not found"}`},
 		{"DELETE", "/sessions/default", "", 400,
@@ -70,7 +85,11 @@ func TestSessionRoutes_Refusals(t *testing.T) {
 		{"POST", "/sessions/default/signal", `{"signal": "int"}`, 409, `{"detail":"no command is running in this session"}`},
 		{"POST", "/sessions/default/resize", `{"rows": 0, "cols": 80}`, 400, `{"detail":"rows and cols must be positive"}`},
 		{"POST", "/sessions/default/resize", `{"rows": 70000}`, 422,
-			`{"detail":"Invalid request parameters","errors":"json: cannot unmarshal number 70000 into Go struct field .rows of type uint16"}`},
+			`{"detail":"Invalid request parameters","errors":"field \"rows\" must be an integer from 0 to 65535, not 70000"}`},
+		{"POST", "/list_files", `{"path": 5}`, 400,
+			`{"detail":"the body must be a JSON object with an optional string \"path\": field \"path\" must be a string, not number"}`},
+		{"POST", "/list_files", `[]`, 400,
+			`{"detail":"the body must be a JSON object with an optional string \"path\": expected an object, not array"}`},
 		{"GET", "/watch?path=/nonexistent-dir", "", 404,
 			`{"detail":"watch /nonexistent-dir: stat /nonexistent-dir: no such file or directory"}`},
 		{"GET", "/download_files?path=relative", "", 500, `{"detail":"400: Path must be an absolute path"}`},
@@ -79,6 +98,9 @@ func TestSessionRoutes_Refusals(t *testing.T) {
 		t.Run(tt.method+" "+tt.path+" "+tt.body, func(t *testing.T) {
 			req, err := http.NewRequest(tt.method, url+tt.path, strings.NewReader(tt.body))
 			require.NoError(t, err)
+			if tt.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()

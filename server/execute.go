@@ -27,14 +27,14 @@ func (s *Server) executeAction(c *gin.Context) {
 	}
 	raw, err := actionField(body)
 	if err != nil {
-		invalidRequest(c, err)
+		invalidRequest(c, errors.New(describeJSON(err)))
 		return
 	}
 	action, err := event.DecodeAction(raw)
 	if err != nil {
 		// Upstream answers every action it cannot run with this 500,
 		// and hosts key their error handling on it.
-		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
+		detail(c, http.StatusInternalServerError, "Internal server error: "+describeJSON(err))
 		return
 	}
 	c.Set(actionTypeKey, action.Type())
@@ -79,13 +79,8 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		// Name the field by its JSON path alone: the Go type it is decoded
-		// into is no business of the client's.
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			typeErr.Struct = ""
-		}
-		return err
+		// The Go type it is decoded into is no business of the client's.
+		return errors.New(describeJSON(err))
 	}
 	if dec.More() {
 		return errors.New("body holds more than one JSON value")

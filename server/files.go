@@ -151,8 +151,9 @@ func (s *Server) listFiles(c *gin.Context) {
 		Path *string `json:"path"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		// Upstream fails outside its error handling here.
-		detail(c, http.StatusInternalServerError, unexpectedError)
+		// Upstream fails here with its generic 500; the host always
+		// sends an object, so the client's mistake is said as one.
+		detail(c, http.StatusBadRequest, `the body must be a JSON object with an optional string "path": `+describeJSON(err))
 		return
 	}
 	c.JSON(http.StatusOK, e.ListFiles(req.Path))

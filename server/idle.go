@@ -19,13 +19,26 @@ type idleTrimmer struct {
 
 	mu       sync.Mutex
 	inflight int
-	timer    *time.Timer
+	timer    trimTimer
 	dirty    bool // requests ran since the last trim
 }
 
+// trimTimer is the part of *time.Timer the trimmer uses, so tests can
+// decide when the quiet period is over instead of sleeping through it.
+type trimTimer interface {
+	Reset(time.Duration) bool
+	Stop() bool
+}
+
 func newIdleTrimmer(after time.Duration) *idleTrimmer {
+	return newIdleTrimmerWith(after, func(f func()) trimTimer { return time.AfterFunc(time.Hour, f) })
+}
+
+// newIdleTrimmerWith builds the trimmer on a timer made by newTimer, which
+// must call its argument when the timer fires.
+func newIdleTrimmerWith(after time.Duration, newTimer func(fire func()) trimTimer) *idleTrimmer {
 	t := &idleTrimmer{after: after, free: debug.FreeOSMemory}
-	t.timer = time.AfterFunc(time.Hour, t.fire)
+	t.timer = newTimer(t.fire)
 	t.timer.Stop()
 	return t
 }

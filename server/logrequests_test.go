@@ -28,7 +28,7 @@ func TestLogRequests_DebugButForFailures(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			logs.Reset()
 			// In process: the line is written once the handler returns.
-			s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, tc.path, nil))
+			s.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+tc.path, nil))
 			line := strings.TrimSpace(logs.String())
 			assert.Contains(t, line, "level="+tc.level)
 			assert.Contains(t, line, "path="+tc.path)

@@ -48,9 +48,10 @@ func (s *Server) updateMCPServer(c *gin.Context) {
 	}
 	if err != nil {
 		// Upstream's model validation raises inside the handler, which its
-		// catch-all turns into the generic 500.
-		s.log.Warn("refused MCP server update", "error", err)
-		detail(c, http.StatusInternalServerError, unexpectedError)
+		// catch-all turns into the generic 500; the host only logs a
+		// failed update, whatever its status, so the client's mistake is
+		// said as one, and which entry it is.
+		detail(c, http.StatusBadRequest, describeJSON(err))
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), mcpUpdateTimeout)
@@ -84,9 +85,18 @@ func (s *Server) mcpProxy(c *gin.Context) {
 // "s: KEY" or as "X-Session-API-Key: KEY": the host's MCP client sends all
 // three. A request with none is refused as the other routes refuse it.
 func (s *Server) mcpAuth(c *gin.Context) {
-	if s.opts.APIKey == "" {
-		c.Next()
+	if !s.mcpKeyValid(c) {
+		detail(c, http.StatusForbidden, "Invalid API Key")
 		return
+	}
+	c.Next()
+}
+
+// mcpKeyValid reports whether no key is set or the request carries it in
+// one of the headers mcpAuth takes.
+func (s *Server) mcpKeyValid(c *gin.Context) bool {
+	if s.opts.APIKey == "" {
+		return true
 	}
 	want := []byte(s.opts.APIKey)
 	for _, got := range []string{
@@ -95,11 +105,10 @@ func (s *Server) mcpAuth(c *gin.Context) {
 		c.GetHeader(APIKeyHeader),
 	} {
 		if got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
-			c.Next()
-			return
+			return true
 		}
 	}
-	detail(c, http.StatusForbidden, "Invalid API Key")
+	return false
 }
 
 func bearer(h string) string {

@@ -99,8 +99,15 @@ func TestUpdateMCPServer_AnswersAsUpstream(t *testing.T) {
 	}{
 		{"an object", `{"name": "x", "command": "y"}`, 400, `{"detail": "Request must be a list of MCP tools to sync"}`},
 		{"not JSON", `not json`, 400, `{"detail": "Request must be a list of MCP tools to sync"}`},
-		{"a bad name", `[{"name": "a b", "command": "y"}]`, 500, `{"detail": "An unexpected error occurred. Please try again later."}`},
-		{"an empty command", `[{"name": "a", "command": " "}]`, 500, `{"detail": "An unexpected error occurred. Please try again later."}`},
+		// Upstream answers these with its generic 500; the host only logs a
+		// failed update, so the client is told its mistake.
+		{"a bad name", `[{"name": "a b", "command": "y"}]`, 400,
+			`{"detail": "MCP server 0: Server name can only contain letters, numbers, hyphens, and underscores"}`},
+		{"an empty command", `[{"name": "a", "command": " "}]`, 400, `{"detail": "MCP server 0: Command cannot be empty"}`},
+		{"args of the wrong type", `[{"name": "a", "command": "y"}, {"name": "b", "command": "y", "args": [1]}]`, 400,
+			`{"detail": "MCP server 1: args must be a list of strings: expected a string, not number"}`},
+		{"a name of the wrong type", `[{"name": 5, "command": "y"}]`, 400,
+			`{"detail": "MCP server 0: not an object with string fields: field \"name\" must be a string, not number"}`},
 		{"an empty list", `[]`, 200, `{"detail": "MCP server updated successfully", "router_error_log": ""}`},
 	}
 	for _, tt := range tests {

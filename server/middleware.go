@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"time"
@@ -15,21 +14,6 @@ const APIKeyHeader = "X-Session-API-Key"
 // openPaths answer without the key: the host's readiness probe and the
 // resource report.
 var openPaths = map[string]bool{"/alive": true, "/server_info": true}
-
-// auth checks the session API key before routing, so unknown paths are
-// refused too and nothing reveals which routes exist.
-func (s *Server) auth(c *gin.Context) {
-	if s.opts.APIKey == "" || openPaths[c.Request.URL.Path] || mcpPaths[c.Request.URL.Path] {
-		c.Next()
-		return
-	}
-	got := c.GetHeader(APIKeyHeader)
-	if subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIKey)) != 1 {
-		detail(c, http.StatusForbidden, "Invalid API Key")
-		return
-	}
-	c.Next()
-}
 
 // unexpectedError is the detail of upstream's catch-all 500.
 const unexpectedError = "An unexpected error occurred. Please try again later."

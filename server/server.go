@@ -22,6 +22,12 @@ type Options struct {
 	// APIKey, when set, must be sent as X-Session-API-Key on every route
 	// but /alive and /server_info.
 	APIKey string
+	// AllowedOrigins are origins (scheme://host[:port]) whose requests are
+	// accepted besides the server's own; browsers send them as Origin.
+	AllowedOrigins []string
+	// AllowedHosts are Host names accepted without an API key besides IP
+	// addresses, localhost, host.docker.internal and *.svc.cluster.local.
+	AllowedHosts []string
 	// MaxBodyBytes bounds request bodies that are read into memory
 	// (uploads stream and are not bounded by it); default 64 MiB.
 	MaxBodyBytes int64
@@ -106,7 +112,7 @@ func (s *Server) routes() *gin.Engine {
 	// (and tell an unauthenticated caller which routes exist).
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.recover, s.logRequests, s.auth)
+	r.Use(s.recover, s.logRequests, s.guard)
 	if s.trim != nil {
 		r.Use(s.trim.middleware)
 	}

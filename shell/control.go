@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"syscall"
 )
 
@@ -117,4 +118,24 @@ func (s *Session) runningProcess() (*process, error) {
 		return nil, ErrNotRunning
 	}
 	return s.proc, nil
+}
+
+// Foreground returns the process group in the terminal's foreground while
+// a command runs: the job to interrupt or kill, whose processes a policy
+// may want to list before it does. It is 0 when the shell itself holds the
+// foreground (the command is a builtin or a loop of them), and the error is
+// ErrNotRunning when no command runs.
+func (s *Session) Foreground() (int, error) {
+	p, err := s.runningProcess()
+	if err != nil {
+		return 0, err
+	}
+	pgrp, err := foregroundPgrp(p.pty)
+	if err != nil {
+		return 0, fmt.Errorf("foreground process group: %w", err)
+	}
+	if pgrp <= 0 || pgrp == p.pid {
+		return 0, nil
+	}
+	return pgrp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -42,6 +43,28 @@ func readAll(t *testing.T, c *Command, max int) []byte {
 			t.Fatal("output did not finish")
 		}
 	}
+}
+
+// waitForeground waits until the terminal's foreground process group is
+// led by a program named comm: bash has forked it, handed it the terminal
+// and it has exec'd, so a signal now reaches that program and not a child
+// still on its way to exec.
+func waitForeground(t *testing.T, s *Session, comm string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		p := s.proc
+		s.mu.Unlock()
+		if p == nil {
+			return false
+		}
+		pgrp, err := foregroundPgrp(p.pty)
+		if err != nil || pgrp <= 0 || pgrp == p.pid {
+			return false
+		}
+		got, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pgrp))
+		return err == nil && strings.TrimSpace(string(got)) == comm
+	}, 10*time.Second, 5*time.Millisecond, "%s never became the foreground job", comm)
 }
 
 func TestStart_OutputByOffsetIsCompleteAndExactlyOnce(t *testing.T) {
@@ -111,7 +134,7 @@ func TestSignal_EndsCommandNotSession(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			c, err := s.Start(context.Background(), "sleep 60")
 			require.NoError(t, err)
-			time.Sleep(200 * time.Millisecond)
+			waitForeground(t, s, "sleep")
 			require.NoError(t, s.Signal(sig))
 			select {
 			case <-c.Done():
@@ -129,9 +152,12 @@ func TestSignal_EndsCommandNotSession(t *testing.T) {
 
 func TestSignal_InterruptsLoopInsideShell(t *testing.T) {
 	s := newSession(t, nil)
-	c, err := s.Start(context.Background(), "while true; do :; done")
+	c, err := s.Start(context.Background(), "echo looping; while true; do :; done")
 	require.NoError(t, err)
-	time.Sleep(200 * time.Millisecond)
+	// The loop is entered right after the builtin echo: once its line is
+	// out, bash itself is busy and nothing else is in the foreground.
+	require.Eventually(t, func() bool { return strings.Contains(string(c.Read(0, -1).Data), "looping\n") },
+		10*time.Second, 10*time.Millisecond, "the loop never started")
 	assert.Error(t, s.Signal(syscall.SIGTERM), "the loop runs in bash itself")
 	require.NoError(t, s.Signal(syscall.SIGINT))
 	select {
@@ -231,7 +257,7 @@ func TestRun_RefusedWhileAPersonsCommandRunsLeavesTheSessionUsable(t *testing.T)
 	// A person attached to the terminal types a command that runs a while;
 	// bash has read it well before the agent's command comes.
 	require.NoError(t, s.WriteRaw([]byte("sleep 2\n")))
-	time.Sleep(300 * time.Millisecond)
+	waitForeground(t, s, "sleep")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := s.Run(ctx, done("echo refused", false))

@@ -42,6 +42,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == fileEditorCommand {
 		os.Exit(runFileEditor(os.Stdin, os.Stdout))
 	}
+	if serverflags.IsSwerex(os.Args[0]) {
+		os.Exit(runSwerexRemote(os.Args[1:]))
+	}
+	// SWE-ReX's key is its --auth-token; SESSION_API_KEY is ours alone.
+	if err := hideKeyFromEnviron(); err != nil {
+		fmt.Fprintf(os.Stderr, "action-server: %v: /proc/%d/environ still shows the API key\n", err, os.Getpid())
+	}
 	args := os.Args[1:]
 	if serverflags.IsLauncher(os.Args[0]) {
 		var err error
@@ -77,6 +84,13 @@ func run(args []string) int {
 		return 0
 	}
 	log := newLogger()
+	// First: nothing started from here on may inherit the key.
+	key, err := loadAPIKey(cfg, log)
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
+	apiKey := key.key
 	set, err := pluginRegistry(cfg.Host).New(cfg.Plugins)
 	if err != nil {
 		log.Error(err.Error())
@@ -95,9 +109,14 @@ func run(args []string) int {
 	}
 	viewerStarted := make(chan *browser.FileViewer, 1)
 	go func() {
-		viewer, err := browser.StartFileViewer(cfg.Port, urlFile, log)
+		viewer, err := browser.StartFileViewer(cfg.Port, "", log)
 		if err != nil {
 			log.Warn("file viewer not started", "error", err)
+		} else if urlFile != "" {
+			if err := writeURLFile(urlFile, viewer.URL); err != nil {
+				log.Warn("file viewer: its address is not written; set FILE_VIEWER_URL_FILE to a file of this server's",
+					"file", urlFile, "reason", err.Error())
+			}
 		}
 		viewerStarted <- viewer
 	}()
@@ -110,7 +129,6 @@ func run(args []string) int {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go stopOnSignal(stop)
-	apiKey := os.Getenv("SESSION_API_KEY")
 
 	// bash takes longest to come up: the default shell starts first, and
 	// everything else happens while it does. Until the port is open the
@@ -138,7 +156,10 @@ func run(args []string) int {
 	if exposedWithoutKey(cfg.Host, apiKey) {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
-	srv := server.New(server.Options{APIKey: apiKey, Logger: log})
+	srv := server.New(server.Options{APIKey: apiKey, AllowedOrigins: cfg.AllowOrigins, AllowedHosts: cfg.AllowHosts, Logger: log})
+	if key.generated {
+		printGeneratedKey(os.Stderr, apiKey)
+	}
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()

@@ -191,13 +191,12 @@ func setupWorkDir(dir string, u *sandboxUser, group string) error {
 // set as a login via su would: always when the shell runs as another user,
 // and where missing when it is the server's own.
 func shellEnv(u *sandboxUser) []string {
-	drop := map[string]bool{"SESSION_API_KEY": true, initChildEnv: true}
 	identity := map[string]string{"HOME": u.Home, "USER": u.Name, "LOGNAME": u.Name, "SHELL": u.Shell}
 	var env []string
 	seen := map[string]bool{}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if drop[k] {
+		if serverOwnEnv[k] {
 			continue
 		}
 		if _, ok := identity[k]; ok && u.Credential != nil {

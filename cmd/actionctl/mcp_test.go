@@ -41,6 +41,7 @@ func TestMCP_ToolsAndCall(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, hs.URL+"/update_mcp_server", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set(server.APIKeyHeader, key)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()

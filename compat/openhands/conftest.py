@@ -2,7 +2,8 @@
 
 COMPAT_USER selects the sandbox user the host asks for: `root` (the
 host's run_as_openhands=False) or `sandbox` (run_as_openhands=True, uid
-1000; the server, running as root, creates the user). run.sh runs the
+1000, or the user and uid run.sh names in RUNTIME_USERNAME / RUNTIME_UID;
+the server, running as root, creates the user). run.sh runs the
 suite once for each, in separate processes, because the host reads its
 user settings (RUNTIME_USERNAME) once, at import.
 """
@@ -73,8 +74,10 @@ def pytest_configure(config):
 
 def sandbox_uid() -> int:
     """The uid the host asks the server to run the shell and files as."""
+    if os.environ.get('RUNTIME_UID'):
+        return int(os.environ['RUNTIME_UID'])  # run.sh has the host ask for this user
     if os.getuid() != 0:
-        return os.getuid()  # run.sh has the host ask for this user
+        return os.getuid()
     return 0 if USER == 'root' else 1000
 
 

@@ -120,6 +120,13 @@ class ProcessRuntime(ActionExecutionClient):
             'PIP_BREAK_SYSTEM_PACKAGES': '1',
         })
         env.update(self.config.sandbox.runtime_startup_env_vars)
+        # A container's home is the image's, thrown away with it: a scratch
+        # one here, so that what the host appends to ~/.bashrc
+        # (add_env_vars, setup_initial_env) never reaches the machine's.
+        # A sandbox user other than the server's gets the home of its
+        # passwd entry: run.sh makes that user for the run.
+        env['HOME'] = os.path.join(self._scratch, 'home')
+        os.makedirs(env['HOME'], exist_ok=True)
         env.pop('SESSION_API_KEY', None)
         if self._session_api_key:
             env['SESSION_API_KEY'] = self._session_api_key

@@ -24,6 +24,58 @@ if [[ $(id -u) != 0 ]]; then
 	export RUNTIME_USERNAME=$(id -un) RUNTIME_UID=$(id -u)
 fi
 
+# The machine's dotfiles: the running user's and, when root runs the
+# suite, those of the users the host may ask for as sandbox user. The
+# host appends to ~/.bashrc (add_env_vars, setup_initial_env); none of
+# these may change.
+home_of() { getent passwd "$1" | cut -d: -f6; }
+homes=("$(home_of "$(id -u)")")
+if [[ $(id -u) == 0 ]]; then
+	for who in 1000 openhands; do
+		h=$(home_of "$who")
+		[[ -n $h ]] && homes+=("$h")
+	done
+fi
+dotfiles() {
+	local h f
+	for h in "${homes[@]}"; do
+		for f in .bashrc .profile .bash_profile; do
+			if [[ -e $h/$f ]]; then
+				echo "$h/$f $(sha256sum <"$h/$f" | cut -d' ' -f1)"
+			else
+				echo "$h/$f missing"
+			fi
+		done
+	done
+}
+dotfiles_before=$(dotfiles)
+
+# sandbox_user picks the user the sandbox run asks for: one that does not
+# exist yet, which the server creates (as it does in a fresh container)
+# and remove_sandbox_user removes, so that nothing it writes in its home
+# outlives the run. That is the host's own openhands/1000 on a machine
+# without either, else compat-sandbox with a free uid, named to the host
+# by its own RUNTIME_USERNAME / RUNTIME_UID.
+sandbox_name='' sandbox_uid=''
+sandbox_user() {
+	sandbox_name=openhands sandbox_uid=1000
+	if getent passwd openhands >/dev/null || getent passwd 1000 >/dev/null; then
+		sandbox_name=compat-sandbox sandbox_uid=1995
+		remove_sandbox_user # left by an interrupted run
+		while getent passwd "$sandbox_uid" >/dev/null; do
+			sandbox_uid=$((sandbox_uid + 1))
+		done
+	fi
+}
+remove_sandbox_user() {
+	[[ -n $sandbox_name ]] || return 0
+	if getent passwd "$sandbox_name" >/dev/null; then
+		userdel -r "$sandbox_name" >/dev/null 2>&1 || userdel "$sandbox_name" || say "could not remove user $sandbox_name"
+	fi
+	rm -f "/etc/sudoers.d/action-server-$sandbox_name"
+}
+trap remove_sandbox_user EXIT
+
 failed=()
 for version in $versions; do
 	venv=$("$here/setup.sh" "$version")
@@ -42,20 +94,27 @@ for version in $versions; do
 	for user in $users; do
 		env=(COMPAT_USER="$user")
 		if [[ $user == sandbox ]]; then
-			# The host asks for user "openhands" with uid 1000; where uid
-			# 1000 already has another name, the host's own setting
-			# RUNTIME_USERNAME names that user instead (the server, like
-			# upstream's, keeps an existing user).
-			existing=$(getent passwd 1000 | cut -d: -f1)
-			if [[ -n $existing && $existing != openhands ]]; then
-				env+=(RUNTIME_USERNAME="$existing")
+			sandbox_user
+			if [[ $sandbox_name != openhands ]]; then
+				env+=(RUNTIME_USERNAME="$sandbox_name" RUNTIME_UID="$sandbox_uid")
 			fi
 		fi
-		say "openhands-ai $version, sandbox user: $user"
+		say "openhands-ai $version, sandbox user: $user${sandbox_name:+ ($sandbox_name, uid $sandbox_uid, made for the run)}"
 		# shellcheck disable=SC2086
 		(cd "$here" && env "${env[@]}" "$venv/bin/python" -m pytest ${COMPAT_PYTEST:-}) || failed+=("openhands-ai $version as $user")
+		if [[ $user == sandbox ]]; then
+			remove_sandbox_user
+			sandbox_name=''
+		fi
 	done
 done
+
+dotfiles_after=$(dotfiles)
+if [[ $dotfiles_after != "$dotfiles_before" ]]; then
+	say "FAILED: the suite changed the machine's dotfiles (before, after):"
+	diff <(echo "$dotfiles_before") <(echo "$dotfiles_after") >&2
+	failed+=("the machine's dotfiles")
+fi
 
 if ((${#failed[@]})); then
 	say "FAILED: ${failed[*]}"

@@ -5,90 +5,13 @@
 #   compat/openhands/setup.sh [VERSION]     (default 0.62.0)
 #
 # The environment lives in compat/openhands/.venv/VERSION (ignored by git).
-# Every package is pinned in requirements-VERSION.txt, so nothing is
-# resolved at install time: a resolver walking openhands-ai's hundreds of
-# loose dependencies backtracks for many minutes. A stamp file holding the
-# hash of that list and the interpreter's version makes a second run
-# instant. uv installs (in parallel, from its cache); when it is not on
-# PATH it is bootstrapped into the environment with pip (from pip's cache).
-#
-# Exit codes: 0 ready; 3 no Python 3.12 or later on this machine (the
-# caller skips, loudly, unless CI is set); anything else is a failure.
+# Every package is pinned in requirements-VERSION.txt: a resolver walking
+# openhands-ai's hundreds of loose dependencies backtracks for many
+# minutes. scripts/pinned-venv.sh does the work; its exit codes are ours
+# (3: no Python 3.12 or later).
 set -euo pipefail
 
 version=${1:-0.62.0}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-lock=$here/requirements-$version.txt
-venv=$here/.venv/$version
-stamp=$venv/.compat-stamp
-
-say() { echo "compat: $*" >&2; }
-
-[[ -f $lock ]] || { say "no pinned requirements for openhands-ai $version ($lock)"; exit 1; }
-
-# is_new_enough PYTHON: true when it runs and is 3.12 or later.
-is_new_enough() {
-	"$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1
-}
-
-find_python() {
-	local c candidates=()
-	[[ -n ${COMPAT_PYTHON:-} ]] && candidates+=("$COMPAT_PYTHON")
-	for c in python3.12 python3.13 python3.14; do
-		command -v "$c" >/dev/null 2>&1 && candidates+=("$(command -v "$c")")
-	done
-	if command -v pyenv >/dev/null 2>&1; then
-		local root
-		root=$(pyenv root 2>/dev/null || true)
-		if [[ -n $root ]]; then
-			# Oldest first (the pins were made on 3.12); only builds named 3.N.M.
-			while IFS= read -r c; do
-				candidates+=("$c")
-			done < <(ls -d "$root"/versions/3.1[2-9]* 2>/dev/null | grep -E '/3\.[0-9]+\.[0-9]+$' | sort -V | sed 's|$|/bin/python|')
-		fi
-	fi
-	if command -v uv >/dev/null 2>&1; then
-		c=$(uv python find '>=3.12' 2>/dev/null || true)
-		[[ -n $c ]] && candidates+=("$c")
-	fi
-	for c in "${candidates[@]}"; do
-		# A pyenv shim exists even when its version is not installed;
-		# resolve to the real interpreter so the venv does not depend on
-		# the shim's configuration.
-		if is_new_enough "$c"; then
-			"$c" -c 'import sys; print(sys.executable)'
-			return 0
-		fi
-	done
-	return 1
-}
-
-want="$(sha256sum "$lock" | cut -d' ' -f1)"
-if [[ -f $stamp && -x $venv/bin/python ]] && [[ $(cat "$stamp") == "$want $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)" ]]; then
-	echo "$venv"
-	exit 0
-fi
-
-if ! py=$(find_python); then
-	say "no Python 3.12 or later found (tried \$COMPAT_PYTHON, python3.1x on PATH, pyenv's versions/3.12+, uv python find);"
-	say "the OpenHands host (openhands-ai $version) needs one. Install one (pyenv install 3.12, or uv python install 3.12) and rerun."
-	exit 3
-fi
-say "using $py ($("$py" -c 'import sys; print(sys.version.split()[0])'))"
-
-start=$(date +%s)
-rm -rf "$venv"
-mkdir -p "$(dirname "$venv")"
-"$py" -m venv "$venv"
-if command -v uv >/dev/null 2>&1; then
-	uv_bin=$(command -v uv)
-else
-	say "uv not on PATH: bootstrapping it into the environment with pip"
-	"$venv/bin/python" -m pip install --quiet --disable-pip-version-check uv==0.13.9
-	uv_bin=$venv/bin/uv
-fi
-say "installing openhands-ai $version and pytest ($(grep -c '==' "$lock") pinned packages) into $venv"
-VIRTUAL_ENV=$venv "$uv_bin" pip install --quiet --python "$venv/bin/python" -r "$lock" >&2
-echo "$want $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])')" >"$stamp"
-say "environment for openhands-ai $version ready in $(($(date +%s) - start)) s"
-echo "$venv"
+exec "$here/../../scripts/pinned-venv.sh" "$here/.venv/$version" "$here/requirements-$version.txt" \
+	"openhands-ai $version and pytest"

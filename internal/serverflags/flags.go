@@ -6,6 +6,7 @@ package serverflags
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -21,8 +22,12 @@ type Config struct {
 	EnableBrowser bool
 	BrowserEager  bool // start Chromium at start-up, not on the first browser action
 	EvalEnv       string
-	OutputBuffer  int // bytes of output kept per command; 0: the default
-	OutputBudget  int // finished commands' output kept, all sessions; 0: DefaultOutputBudget
+	OutputBuffer  int      // bytes of output kept per command; 0: the default
+	OutputBudget  int      // finished commands' output kept, all sessions; 0: DefaultOutputBudget
+	AllowOrigins  []string // --allow-origin: origins whose browser requests are accepted
+	AllowHosts    []string // --allow-host: Host names accepted without an API key
+	APIKeyFile    string   // --api-key-file: read the key from this file, then remove it
+	GenerateKey   bool     // --generate-key: make a key when none is given, and print it
 	ShowVersion   bool
 	ShowHelp      bool
 }
@@ -51,10 +56,17 @@ Flags (OpenHands' command line is accepted as is):
   --output-buffer SIZE       output kept per command, e.g. 8M (default), 64M, 512K
   --output-budget SIZE       output kept by finished commands, all sessions together
                              (default 64M); the oldest is dropped first
+  --api-key-file FILE        read the API key from FILE, then remove FILE
+                             (also SESSION_API_KEY_FILE)
+  --generate-key             without a key from the environment or a file, make one
+                             and print it once on standard error
+  --allow-origin ORIGIN      accept browser requests from ORIGIN (scheme://host[:port]);
+                             repeatable
+  --allow-host NAME          accept Host NAME without an API key; repeatable
   --version                  print the version and exit
 
-Environment: SESSION_API_KEY, NO_CHANGE_TIMEOUT_SECONDS, INIT_PLUGIN_TIMEOUT,
-SANDBOX_GROUP_ID, LOG_LEVEL, LOG_JSON (see README.md).
+Environment: SESSION_API_KEY, SESSION_API_KEY_FILE, NO_CHANGE_TIMEOUT_SECONDS,
+INIT_PLUGIN_TIMEOUT, SANDBOX_GROUP_ID, LOG_LEVEL, LOG_JSON (see README.md).
 `
 
 // Parse parses the command line without the program name. It accepts
@@ -152,6 +164,27 @@ func Parse(args []string) (Config, error) {
 			if v, err = next(); err == nil {
 				c.OutputBudget, err = parseSize(name, v)
 			}
+		case "--api-key-file":
+			c.APIKeyFile, err = next()
+		case "--generate-key":
+			err = noValue()
+			c.GenerateKey = true
+		case "--allow-origin":
+			var v string
+			if v, err = next(); err == nil {
+				if err = checkOrigin(v); err == nil {
+					c.AllowOrigins = append(c.AllowOrigins, v)
+				}
+			}
+		case "--allow-host":
+			var v string
+			if v, err = next(); err == nil {
+				if v == "" || strings.ContainsAny(v, ":/ ") {
+					err = fmt.Errorf("--allow-host: %q is not a host name", v)
+				} else {
+					c.AllowHosts = append(c.AllowHosts, v)
+				}
+			}
 		case "--version":
 			c.ShowVersion = true
 		case "-h", "--help":
@@ -192,6 +225,16 @@ func parseSize(flag, s string) (int, error) {
 		return 0, fmt.Errorf("%s: %q is not a size like 8M", flag, s)
 	}
 	return n * mult, nil
+}
+
+// checkOrigin accepts what a browser sends as Origin: scheme://host[:port]
+// with nothing after it.
+func checkOrigin(o string) error {
+	u, err := url.Parse(strings.TrimSuffix(o, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		return fmt.Errorf("--allow-origin: %q is not an origin like https://example.com:8443", o)
+	}
+	return nil
 }
 
 func parsePort(s string) (int, error) {

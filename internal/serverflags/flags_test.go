@@ -32,6 +32,9 @@ func TestParse(t *testing.T) {
 			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, OutputBudget: 1 << 30}},
 		{"browser eager", "1 --browser-eager",
 			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, BrowserEager: true}},
+		{"security", "1 --allow-origin https://a.example --allow-origin=http://b.example:8080 --allow-host sandbox --api-key-file /run/key --generate-key",
+			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, AllowOrigins: []string{"https://a.example", "http://b.example:8080"},
+				AllowHosts: []string{"sandbox"}, APIKeyFile: "/run/key", GenerateKey: true}},
 		{"eval env", "1 --browsergym-eval-env miniwob.click",
 			Config{Port: 1, Host: "0.0.0.0", UserID: -1, EnableBrowser: true, EvalEnv: "miniwob.click"}},
 	}
@@ -55,6 +58,10 @@ func TestParse_Errors(t *testing.T) {
 		{"--output-buffer 8X", "is not a size"},
 		{"--output-budget 0", "--output-budget: \"0\" is not a size"},
 		{"--browser-eager=yes", "flag --browser-eager takes no value"},
+		{"--allow-origin example.com", "is not an origin like"},
+		{"--allow-origin https://a.example/path", "is not an origin like"},
+		{"--allow-host a:80", "is not a host name"},
+		{"--generate-key=1", "takes no value"},
 		{"--no-enable-browser --browsergym-eval-env x", "Browser environment is not enabled in config, but browsergym_eval_env is set"},
 	}
 	for _, tc := range cases {

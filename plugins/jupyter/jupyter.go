@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/internal/freeport"
+	"github.com/actionserver/actionserver/internal/procgroup"
 	"github.com/actionserver/actionserver/plugins"
 )
 
@@ -35,7 +36,7 @@ const restartedNote = "[The IPython kernel had died and was restarted: variables
 
 // Supervision timings.
 const (
-	stopGrace   = 3 * time.Second  // SIGTERM to SIGKILL when the server is ended
+	stopGrace   = procgroup.Grace  // SIGTERM to SIGKILL when the server is ended
 	restartWait = 60 * time.Second // a restarted server must answer within this
 	// waitDelay bounds how long a dead server's output may stay open: its
 	// kernels run in sessions of their own and can outlive it briefly, and
@@ -45,20 +46,15 @@ const (
 
 // newBackoff is the restart policy: a server that dies as soon as it is up
 // is restarted ever more slowly; one that stayed up a minute was healthy.
-func newBackoff() plugins.Backoff {
-	return plugins.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second, StableAfter: time.Minute}
+func newBackoff() procgroup.Backoff {
+	return procgroup.Backoff{Min: 500 * time.Millisecond, Max: 30 * time.Second, StableAfter: time.Minute}
 }
 
 // errStopped is returned to a start or restart that Stop overtook.
 var errStopped = errors.New("jupyter plugin stopped")
 
-// serverRun is one run of the Jupyter Server; its pid is also its process
-// group.
-type serverRun struct {
-	cmd     *exec.Cmd
-	started time.Time
-	exited  chan struct{} // closed once Wait returned
-}
+// serverRun is one run of the Jupyter Server, leading its process group.
+type serverRun = procgroup.Group
 
 // Plugin runs cells in a Jupyter kernel. Create it with New; Start it
 // before use. Cells run one at a time.
@@ -227,7 +223,7 @@ func (p *Plugin) launchOn(ctx context.Context, bin string, port int) (*serverRun
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = env.WorkDir
 	cmd.Env = append(append([]string{}, env.Environ...), "JUPYTER_RUNTIME_DIR="+runtime)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: env.Credential}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: env.Credential}
 	logw := plugins.LineLogger(env.Logger, "jupyter server", serverLogLevel)
 	cmd.Stdout, cmd.Stderr = logw, logw
 	cmd.WaitDelay = waitDelay
@@ -240,13 +236,12 @@ func (p *Plugin) launchOn(ctx context.Context, bin string, port int) (*serverRun
 		os.RemoveAll(runtime)
 		return nil, errStopped
 	}
-	if err := cmd.Start(); err != nil {
+	r, err := procgroup.Start(cmd)
+	if err != nil {
 		p.mu.Unlock()
 		os.RemoveAll(runtime)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	r := &serverRun{cmd: cmd, started: time.Now(), exited: make(chan struct{})}
-	go func() { cmd.Wait(); close(r.exited) }()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	p.srv, p.base, p.token, p.runtime = r, base, token, runtime
 	p.status.Port = port
@@ -267,8 +262,8 @@ func (p *Plugin) launchOn(ctx context.Context, bin string, port int) (*serverRun
 			return r, nil
 		}
 		select {
-		case <-r.exited:
-			err := fmt.Errorf("jupyter server exited during start-up (%s); see the server log", cmd.ProcessState)
+		case <-r.Exited():
+			err := fmt.Errorf("jupyter server exited during start-up (%s); see the server log", r.ProcessState())
 			if freeport.Check("127.0.0.1", port) != nil {
 				err = fmt.Errorf("%w: %w", err, errPortTaken)
 			}
@@ -305,14 +300,14 @@ func (p *Plugin) supervise(r *serverRun, done chan struct{}) {
 		select {
 		case <-p.quit:
 			return
-		case <-r.exited:
+		case <-r.Exited():
 		}
-		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) // helpers it left behind
+		_ = r.Signal(syscall.SIGKILL) // helpers it left behind
 		p.forget(r)
 		p.cleanupRuntime()
-		reason := fmt.Errorf("jupyter server exited (%s)", r.cmd.ProcessState)
-		delay := backoff.Next(time.Since(r.started))
-		p.env.Logger.Warn("jupyter server exited; restarting", "state", r.cmd.ProcessState.String(), "after", delay)
+		reason := fmt.Errorf("jupyter server exited (%s)", r.ProcessState())
+		delay := backoff.Next(time.Since(r.Started()))
+		p.env.Logger.Warn("jupyter server exited; restarting", "state", r.ProcessState().String(), "after", delay)
 		p.setState(plugins.StateRestarting, reason, 0)
 		for {
 			select {
@@ -414,7 +409,7 @@ func (p *Plugin) ensureKernel(ctx context.Context, cwd string) (restarted bool, 
 		return false, restarting
 	}
 	select {
-	case <-srv.exited:
+	case <-srv.Exited():
 		return false, restarting
 	default:
 	}
@@ -531,7 +526,7 @@ func (p *Plugin) endServer(ctx context.Context, r *serverRun) error {
 	if r == nil {
 		return nil
 	}
-	if err := plugins.EndGroup(ctx, r.cmd, r.exited, stopGrace); err != nil {
+	if err := r.Stop(ctx, stopGrace); err != nil {
 		return fmt.Errorf("end jupyter server: %w", err)
 	}
 	p.forget(r)

@@ -49,7 +49,7 @@ func serverPID(p *Plugin) int {
 	if p.srv == nil {
 		return 0
 	}
-	return p.srv.cmd.Process.Pid
+	return p.srv.Pid()
 }
 
 func run(t *testing.T, p *Plugin, code string, mod ...func(*Cell)) Result {

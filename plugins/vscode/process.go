@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/actionserver/actionserver/internal/procgroup"
 )
 
 // tailSize bounds the output kept from a server to explain its death.
@@ -31,14 +33,11 @@ type spec struct {
 	probe string
 }
 
-// proc is one run of the server; its pid is also its process group.
+// proc is one run of the server, leading its process group, with the tail
+// of its output to explain its death.
 type proc struct {
-	cmd     *exec.Cmd
-	pgid    int
-	started time.Time
-	out     *tail
-	exited  chan struct{} // closed once Wait returned; err is then set
-	err     error
+	*procgroup.Group
+	out *tail
 }
 
 // start runs s in a process group of its own, so that the helpers the
@@ -47,26 +46,22 @@ func start(s spec) (*proc, error) {
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Dir = s.dir
 	cmd.Env = s.environ
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	out := &tail{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = waitDelay
-	if err := cmd.Start(); err != nil {
+	g, err := procgroup.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("start VS Code server: %w", err)
 	}
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), out: out, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
+	return &proc{Group: g, out: out}, nil
 }
 
 // why describes how a server that exited ended, with its last output.
 func (p *proc) why() string {
 	msg := "exited"
-	if p.err != nil {
-		msg = p.err.Error()
+	if err := p.Err(); err != nil {
+		msg = err.Error()
 	}
 	if last := p.out.lastLines(3); last != "" {
 		msg += ": " + last
@@ -74,30 +69,14 @@ func (p *proc) why() string {
 	return msg
 }
 
-// signal sends sig to the whole group; a group already gone is no error.
-func (p *proc) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pgid, sig)
-}
-
 // terminate ends the group: SIGTERM, then SIGKILL after grace (or when ctx
 // ends), and waits for the server. The SIGKILL is sent even after a clean
 // exit, for helpers that outlived the server.
 func (p *proc) terminate(ctx context.Context, grace time.Duration) error {
-	p.signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-	case <-ctx.Done():
+	if err := p.Stop(ctx, grace); err != nil {
+		return fmt.Errorf("VS Code server: %w", err)
 	}
-	p.signal(syscall.SIGKILL)
-	select {
-	case <-p.exited:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("VS Code server (pid %d) did not exit: %w", p.pgid, ctx.Err())
-	}
+	return nil
 }
 
 // errStopped is returned to a start or restart that Stop overtook.
@@ -132,7 +111,7 @@ func waitReady(ctx context.Context, quit <-chan struct{}, p *proc, probe string)
 			return fmt.Errorf("VS Code server did not answer on %s: %w", probe, ctx.Err())
 		case <-quit:
 			return errStopped
-		case <-p.exited:
+		case <-p.Exited():
 			return fmt.Errorf("VS Code server %s before it answered", p.why())
 		case <-tick.C:
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/internal/freeport"
+	"github.com/actionserver/actionserver/internal/procgroup"
 	"github.com/actionserver/actionserver/plugins"
 )
 
@@ -22,7 +23,7 @@ const Name = "vscode"
 
 // Supervision timings.
 const (
-	stopGrace   = 5 * time.Second // SIGTERM to SIGKILL on Stop
+	stopGrace   = procgroup.Grace // SIGTERM to SIGKILL on Stop
 	minBackoff  = 500 * time.Millisecond
 	maxBackoff  = 30 * time.Second
 	stableAfter = time.Minute      // a run this long resets the backoff
@@ -194,7 +195,7 @@ func (p *Plugin) Start(ctx context.Context, env plugins.Env) error {
 	p.status.State, p.status.Error = plugins.StateReady, ""
 	p.done = make(chan struct{})
 	go p.supervise(pr, s, p.done)
-	p.log.Info("VS Code ready", "port", port, "pid", pr.pgid, "server", srv.path)
+	p.log.Info("VS Code ready", "port", port, "pid", pr.Pid(), "server", srv.path)
 	return nil
 }
 
@@ -218,22 +219,22 @@ func (p *Plugin) launch(s spec) (*proc, error) {
 // own, until Stop.
 func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 	defer close(done)
-	backoff := plugins.Backoff{Min: minBackoff, Max: maxBackoff, StableAfter: stableAfter}
+	backoff := procgroup.Backoff{Min: minBackoff, Max: maxBackoff, StableAfter: stableAfter}
 	for {
 		select {
 		case <-p.quit:
 			return
-		case <-pr.exited:
+		case <-pr.Exited():
 		}
-		pr.signal(syscall.SIGKILL) // helpers it left behind
+		_ = pr.Signal(syscall.SIGKILL) // helpers it left behind
 		p.mu.Lock()
 		if p.cur == pr {
 			p.cur = nil // Stop must not signal a group id that may be reused
 		}
 		p.mu.Unlock()
-		delay := backoff.Next(time.Since(pr.started))
+		delay := backoff.Next(time.Since(pr.Started()))
 		reason := "VS Code server " + pr.why() + "; restarting"
-		p.log.Warn("VS Code server died", "pid", pr.pgid, "error", pr.why())
+		p.log.Warn("VS Code server died", "pid", pr.Pid(), "error", pr.why())
 		p.setState(plugins.StateRestarting, reason)
 		for {
 			select {
@@ -255,7 +256,7 @@ func (p *Plugin) supervise(pr *proc, s spec, done chan struct{}) {
 				if err == nil {
 					pr = next
 					p.setState(plugins.StateReady, "")
-					p.log.Info("VS Code restarted", "pid", pr.pgid)
+					p.log.Info("VS Code restarted", "pid", pr.Pid())
 					break
 				}
 				_ = next.terminate(context.Background(), 0)

@@ -120,7 +120,7 @@ func (p *Plugin) pid() int {
 	if p.cur == nil {
 		return 0
 	}
-	return p.cur.pgid
+	return p.cur.Pid()
 }
 
 func TestStart_ServesOnlyWithTheToken(t *testing.T) {

@@ -55,6 +55,7 @@ func scenarios() []scenario {
 		{"browser", measureBrowser},
 		{"mcp", measureMCP},
 		{"upstream peer", measureUpstreamPeer},
+		{"swe-rex peer", measureSwerexPeer},
 		{"envd peer", measureEnvdPeer},
 	}
 }
@@ -163,6 +164,12 @@ Notes:
   The ratio is how many times upstream is slower or bigger (for
   throughput: how many times ours is faster). Idle RSS counts the whole
   process tree, upstream's daemonised tmux server included.
+- The "swe-rex:" rows put swe-rex 1.4.0's own swerex-remote (from
+  compat/swerex/.venv) in the floor column, beside ours started as
+  swerex-remote, in the same run, driven by one Go client that opens a
+  connection per request as swe-rex's client does. The ratio is how many
+  times upstream is slower. /is_alive is asked 5 times while another session runs
+  ` + "`sleep 2`" + `: upstream answers only when the command ends.
 `
 
 func render(rows []benchkit.Row) string {

@@ -1,8 +1,8 @@
-package plugins
+package procgroup
 
 import "time"
 
-// Backoff is the restart delay of a supervised plugin process. Each restart
+// Backoff is the restart delay of a supervised child process. Each restart
 // waits twice as long as the one before, up to Max, so a process that dies
 // as soon as it starts is not restarted in a tight loop; a run that stayed
 // up for StableAfter counts as healthy and starts the delays again from
