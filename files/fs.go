@@ -55,6 +55,11 @@ type Tree struct {
 	// Owner is given to the files and directories an operation creates
 	// (chown.Keep leaves them as the process makes them).
 	Owner chown.Owner
+	// Do, when set, runs each operation whole (every lookup, open,
+	// create, write and rename it makes) as Do(op): the seam where the
+	// operations take the sandbox user's filesystem rights. Nil runs them
+	// with the server's own.
+	Do func(op func() error) error
 	// writeHook, when set (by tests), wraps the writer of an upload, so
 	// a test can inject a fault such as a full disk.
 	writeHook func(io.Writer) io.Writer
@@ -282,4 +287,12 @@ func (t *Tree) chownFd(f *os.File) error {
 		return nil
 	}
 	return f.Chown(t.Owner.UID, t.Owner.GID)
+}
+
+// do runs op through t.Do, if set.
+func (t *Tree) do(op func() error) error {
+	if t.Do == nil {
+		return op()
+	}
+	return t.Do(op)
 }

@@ -11,6 +11,10 @@ import (
 // Chmod sets the mode (permission and set-id bits) of p, following p if
 // it is a symlink, under the tree's rule, as chmod(1) does.
 func (t *Tree) Chmod(p string, mode fs.FileMode) error {
+	return t.do(func() error { return t.chmod(p, mode) })
+}
+
+func (t *Tree) chmod(p string, mode fs.FileMode) error {
 	r, err := t.resolve(p)
 	if err != nil {
 		return err

@@ -21,7 +21,12 @@ var ErrTooManyEntries = errors.New("directory has too many entries to list")
 // ListDir describes the entries of the directory at p (following p if it
 // is a symlink, under the tree's rule), sorted by name; entries are not
 // followed. An entry that vanishes while it is listed is left out.
-func (t *Tree) ListDir(p string) ([]Entry, error) {
+func (t *Tree) ListDir(p string) (list []Entry, err error) {
+	err = t.do(func() error { list, err = t.listDir(p); return err })
+	return list, err
+}
+
+func (t *Tree) listDir(p string) ([]Entry, error) {
 	r, err := t.resolve(p)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,10 @@ import (
 // that exists already, as mkdir -p does. What it creates belongs to the
 // tree's owner.
 func (t *Tree) Mkdir(p string, mode fs.FileMode, parents bool) error {
+	return t.do(func() error { return t.mkdir(p, mode, parents) })
+}
+
+func (t *Tree) mkdir(p string, mode fs.FileMode, parents bool) error {
 	r, err := t.resolve(p)
 	if err != nil {
 		return err

@@ -11,6 +11,10 @@ import (
 // existing to is replaced only with overwrite (a directory only when it
 // is empty, as rename(2) does). Both must be on one file system.
 func (t *Tree) Move(from, to string, overwrite bool) error {
+	return t.do(func() error { return t.move(from, to, overwrite) })
+}
+
+func (t *Tree) move(from, to string, overwrite bool) error {
 	rf, err := t.resolve(from)
 	if err != nil {
 		return err

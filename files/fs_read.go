@@ -12,7 +12,12 @@ import (
 // OpenRead opens the regular file at p for reading (following p if it is
 // a symlink, under the tree's rule) and describes it. The caller closes
 // the file.
-func (t *Tree) OpenRead(p string) (*os.File, Entry, error) {
+func (t *Tree) OpenRead(p string) (f *os.File, e Entry, err error) {
+	err = t.do(func() error { f, e, err = t.openRead(p); return err })
+	return f, e, err
+}
+
+func (t *Tree) openRead(p string) (*os.File, Entry, error) {
 	r, err := t.resolve(p)
 	if err != nil {
 		return nil, Entry{}, err

@@ -14,6 +14,10 @@ import (
 // is removed only when empty, unless recursive, which removes what it
 // holds first without following any symlink inside.
 func (t *Tree) Remove(p string, recursive bool) error {
+	return t.do(func() error { return t.remove(p, recursive) })
+}
+
+func (t *Tree) remove(p string, recursive bool) error {
 	r, err := t.resolve(p)
 	if err != nil {
 		return err

@@ -9,7 +9,12 @@ import (
 )
 
 // Stat describes the entry at p without following it if it is a symlink.
-func (t *Tree) Stat(p string) (Entry, error) {
+func (t *Tree) Stat(p string) (e Entry, err error) {
+	err = t.do(func() error { e, err = t.stat(p); return err })
+	return e, err
+}
+
+func (t *Tree) stat(p string) (Entry, error) {
 	r, err := t.resolve(p)
 	if err != nil {
 		return Entry{}, err

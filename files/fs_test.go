@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -271,4 +272,41 @@ func TestParseMode(t *testing.T) {
 		_, err := ParseMode(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestTree_EveryOperationRunsThroughDo(t *testing.T) {
+	tree, ws, _ := newTree(t)
+	refused := errors.New("refused")
+	ran := 0
+	tree.Do = func(op func() error) error { ran++; return refused }
+	ops := map[string]func() error{
+		"stat": func() error { _, err := tree.Stat("x"); return err },
+		"list": func() error { _, err := tree.ListDir("."); return err },
+		"read": func() error { _, _, err := tree.OpenRead("x"); return err },
+		"write": func() error {
+			_, err := tree.Write(context.Background(), "new", strings.NewReader("x"), WriteOptions{Size: -1})
+			return err
+		},
+		"mkdir": func() error { return tree.Mkdir("d", 0, true) },
+		"move":  func() error { return tree.Move("x", "y", false) },
+		"rm":    func() error { return tree.Remove("x", false) },
+		"chmod": func() error { return tree.Chmod("x", 0o600) },
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "x"), []byte("x"), 0o644))
+	for name, op := range ops {
+		assert.ErrorIs(t, op(), refused, name)
+	}
+	assert.Equal(t, len(ops), ran, "each operation asked Do once")
+	entries, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "nothing ran without Do: only x and the two links")
+	fi, err := os.Stat(filepath.Join(ws, "x"))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o644), fi.Mode().Perm())
+
+	// A Do that runs the operation gives its result.
+	tree.Do = func(op func() error) error { return op() }
+	e, err := tree.Stat("x")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), e.Size)
 }

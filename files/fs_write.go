@@ -43,7 +43,12 @@ const copyBufferSize = 64 << 10
 // Write stores the bytes of body at p, read until EOF or until ctx ends,
 // and returns how many it wrote. A symlink at p is followed to its target
 // (under the tree's rule). What it creates belongs to the tree's owner.
-func (t *Tree) Write(ctx context.Context, p string, body io.Reader, opts WriteOptions) (int64, error) {
+func (t *Tree) Write(ctx context.Context, p string, body io.Reader, opts WriteOptions) (n int64, err error) {
+	err = t.do(func() error { n, err = t.write(ctx, p, body, opts); return err })
+	return n, err
+}
+
+func (t *Tree) write(ctx context.Context, p string, body io.Reader, opts WriteOptions) (int64, error) {
 	r, err := t.resolve(p)
 	if err != nil {
 		return 0, err
