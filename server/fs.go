@@ -22,6 +22,7 @@ import (
 
 func (s *Server) fsRoutes(r *gin.Engine) {
 	r.GET("/files/content", s.readFile)
+	r.HEAD("/files/content", s.readFile)
 	r.PUT("/files/content", s.writeFile)
 	r.GET("/files/stat", s.statFile)
 	r.GET("/files/list", s.listDir)

@@ -256,3 +256,16 @@ func TestFiles_FullDiskIs507AndLeavesNothing(t *testing.T) {
 	old, _ := os.ReadFile(filepath.Join(dir, "f"))
 	assert.Equal(t, "old", string(old))
 }
+
+func TestFiles_HeadGivesTheHeadersOnly(t *testing.T) {
+	_, base := newTestServer(t, true, nil)
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, []byte("twelve bytes"), 0o640))
+	st, h, body := fsCall(t, http.MethodHead, base+"/files/content?path="+q(p), nil, nil)
+	require.Equal(t, http.StatusOK, st)
+	assert.Empty(t, body)
+	assert.Equal(t, "12", h.Get("Content-Length"))
+	assert.Equal(t, "0640", h.Get(api.HeaderFileMode))
+	assert.Equal(t, "bytes", h.Get("Accept-Ranges"))
+	assert.NotEmpty(t, h.Get("ETag"))
+}
