@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from types import TracebackType
 from typing import IO, Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Type, Union, cast
 
@@ -219,12 +220,13 @@ class AsyncClient:
     async def wait_until_ready(self, timeout: float = 60.0) -> None:
         """Polls /alive until the server is ready; raises TimeoutError after
         ``timeout`` seconds."""
-        delay, waited = 0.01, 0.0
+        deadline = time.monotonic() + timeout
+        delay = 0.01
         while not await self.alive():
-            if waited >= timeout:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise TimeoutError(f"the server at {self.base_url} was not ready after {timeout:g} s")
-            await _sleep(delay)
-            waited += delay
+            await _sleep(min(delay, left))
             delay = min(delay * 2, 1.0)
 
     async def info(self) -> ServerInfo:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from types import TracebackType
 from typing import IO, Any, Iterator, Callable, Dict, List, Optional, Tuple, Type, Union, cast
 
@@ -220,12 +221,13 @@ class Client:
     def wait_until_ready(self, timeout: float = 60.0) -> None:
         """Polls /alive until the server is ready; raises TimeoutError after
         ``timeout`` seconds."""
-        delay, waited = 0.01, 0.0
+        deadline = time.monotonic() + timeout
+        delay = 0.01
         while not self.alive():
-            if waited >= timeout:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise TimeoutError(f"the server at {self.base_url} was not ready after {timeout:g} s")
-            _sleep(delay)
-            waited += delay
+            _sleep(min(delay, left))
             delay = min(delay * 2, 1.0)
 
     def info(self) -> ServerInfo:
