@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import io
 import os
 import sys
@@ -330,7 +331,8 @@ def test_mcp_tools_list_and_call(client: Client) -> None:
 
 def test_a_request_past_its_timeout_is_a_timeout_error(server: Server, client: Client) -> None:
     with Client(server.url, server.api_key, timeout=0.3) as c:
-        with pytest.raises(actionserver.TimeoutError):
+        with pytest.raises(actionserver.TimeoutError) as e:
             c.execute_action({"action": "run", "args": {"command": "sleep 1", "blocking": True}})
+        assert isinstance(e.value, builtins.TimeoutError) and isinstance(e.value, actionserver.ActionServerError)
     # The default shell finishes the command; later tests find it idle.
     wait_for(lambda: client.get_session("default").running_command is None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Optional
 
@@ -49,8 +50,9 @@ class FilePermissionError(ActionServerError):
     ``permission_denied``)."""
 
 
-class TimeoutError(ActionServerError):  # noqa: A001 - the SDK's own kind
-    """No answer in time: the client's timeout, or the server's (408, 504)."""
+class TimeoutError(ActionServerError, builtins.TimeoutError):  # noqa: A001 - the SDK's own kind
+    """No answer in time: the client's timeout, or the server's (408, 504).
+    It is also the built-in TimeoutError, so either name catches it."""
 
 
 class ServerError(ActionServerError):
