@@ -32,8 +32,8 @@ def doc(obj) -> str:
 def render() -> str:
     out = ["## Reference", "",
            "Generated from the docstrings by `scripts/reference.py`; a test fails when it is stale. "
-           "`AsyncClient` has the same methods as `Client`, each a coroutine (iterators are async iterators, "
-           "and the file reader and watch are async context managers).", ""]
+           "`AsyncClient` has the same methods as `Client`, as coroutines, but for `follow` (an async iterator) "
+           "and `watch` (an async context manager); `open_file` gives an `AsyncFileReader`.", ""]
     c = actionserver.Client
     out += ["### Client", "", doc(c), ""]
     out += [f"- `Client{signature(c.__init__).replace('-> None', '').strip()}`", ""]
