@@ -37,16 +37,23 @@ const envdTransferSize = 100 << 20
 // loopback only. The bench reaches it by creating its sockets in that
 // namespace.
 type envdPeer struct {
-	cmd   *exec.Cmd
-	netns *os.File
-	url   string
-	hc    *http.Client
+	cmd          *exec.Cmd
+	netns        *os.File
+	url          string
+	hc           *http.Client
+	removeRunDir bool
 }
+
+// envdRunDir is where envd leaves its marker files.
+const envdRunDir = "/run/e2b"
 
 func startEnvd(ctx context.Context, bin string) (*envdPeer, error) {
 	if os.Getuid() != 0 {
 		return nil, errors.New("needs root (a network namespace of its own)")
 	}
+	// envd marks the machine as a sandbox in /run/e2b; what it made is
+	// removed when it stops.
+	_, statErr := os.Stat(envdRunDir)
 	port := 49983
 	cmd := exec.Command("unshare", "--net", "sh", "-c", `ip link set lo up && exec "$0" -isnotfc -no-cgroups -port "$1"`, bin, strconv.Itoa(port))
 	var out bytes.Buffer // read only after Wait
@@ -55,7 +62,7 @@ func startEnvd(ctx context.Context, bin string) (*envdPeer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start envd: %w", err)
 	}
-	p := &envdPeer{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	p := &envdPeer{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), removeRunDir: errors.Is(statErr, os.ErrNotExist)}
 	var err error
 	// unshare(1) execs into sh and sh into envd: one pid throughout.
 	deadline := time.Now().Add(30 * time.Second)
@@ -123,6 +130,9 @@ func (p *envdPeer) stop() {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Wait()
+	if p.removeRunDir {
+		_ = os.RemoveAll(envdRunDir)
+	}
 }
 
 func (p *envdPeer) upload(ctx context.Context, src, dst string) error {
