@@ -36,6 +36,7 @@ test: deps build lint
 	FUZZTIME=5s scripts/fuzz.sh
 	scripts/vuln.sh
 	$(MAKE) --no-print-directory compat
+	$(MAKE) --no-print-directory sdk-test
 
 # The runtime image under a real engine: podman (installed and built by
 # scripts/container-deps.sh), a base image made locally, the image built by
@@ -54,6 +55,12 @@ e2e-container:
 compat: build
 	compat/openhands/run.sh
 	compat/swerex/run.sh
+
+# The Python SDK (python/) against bin/action-server: pytest in python/.venv
+# with the pinned requirements-dev.txt, installed once (python/test.sh).
+.PHONY: sdk-test
+sdk-test: build
+	python/test.sh
 
 # govulncheck at a pinned version, against the live database or the newest
 # snapshot in ../shared/data; warns and passes only when neither is there.

@@ -57,6 +57,7 @@ func scenarios() []scenario {
 		{"upstream peer", measureUpstreamPeer},
 		{"swe-rex peer", measureSwerexPeer},
 		{"container", measureContainer},
+		{"envd peer", measureEnvdPeer},
 	}
 }
 
