@@ -24,12 +24,17 @@ import (
 //     with a key or without;
 //   - without a key, a request must be addressed to this machine by a name
 //     no outside DNS controls (an IP address, localhost, ...);
-//   - a request body must be declared JSON (multipart for /upload_file),
-//     which a page can send cross-site only after a CORS preflight, which
-//     this server never grants.
+//   - a request body must be declared JSON (multipart for /upload_file;
+//     anything for a PUT of a file's bytes), which a page can send
+//     cross-site only after a CORS preflight, which this server never
+//     grants.
 
-// uploadPath takes a multipart body; every other body is JSON.
-const uploadPath = "/upload_file"
+// uploadPath takes a multipart body, rawBodyPath (with PUT) a file's
+// bytes; every other body is JSON.
+const (
+	uploadPath  = "/upload_file"
+	rawBodyPath = "/files/content"
+)
 
 // guard applies the Host, Origin, API key and Content-Type rules in this
 // order. gin sets the Allow header of a 405 before any middleware runs;
@@ -209,6 +214,11 @@ func NormalizeOrigin(origin string) string {
 // whatever it declares: clients send empty POSTs without a type.
 func refuseContentType(r *http.Request) string {
 	if r.URL.Path == uploadPath || !hasBody(r) {
+		return ""
+	}
+	// A file's bytes are the body of PUT /files/content, whatever their
+	// type. No page can send a PUT cross-site without a preflight either.
+	if r.Method == http.MethodPut && r.URL.Path == rawBodyPath {
 		return ""
 	}
 	ct := r.Header.Get("Content-Type")

@@ -150,6 +150,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/watch", s.watch)
 	r.GET("/vscode/connection_token", s.vscodeToken)
 	s.mcpRoutes(r)
+	s.fsRoutes(r)
 
 	r.GET("/sessions", s.listSessions)
 	r.POST("/sessions", s.createSession)

@@ -49,13 +49,10 @@ func main() {
 	if err := hideKeyFromEnviron(); err != nil {
 		fmt.Fprintf(os.Stderr, "action-server: %v: /proc/%d/environ still shows the API key\n", err, os.Getpid())
 	}
-	args := os.Args[1:]
-	if serverflags.IsLauncher(os.Args[0]) {
-		var err error
-		if args, err = serverflags.FromLauncher(args); err != nil {
-			fmt.Fprintf(os.Stderr, "action-server (as %s): %v\n", filepath.Base(os.Args[0]), err)
-			os.Exit(2)
-		}
+	args, err := serverflags.ServerArgs(os.Args[0], os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "action-server (as %s): %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(2)
 	}
 	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
 		os.Exit(runAsInit(args))

@@ -59,6 +59,8 @@ func scenarios() []scenario {
 		{"mcp", measureMCP},
 		{"upstream peer", measureUpstreamPeer},
 		{"swe-rex peer", measureSwerexPeer},
+		{"container", measureContainer},
+		{"envd peer", measureEnvdPeer},
 	}
 }
 
