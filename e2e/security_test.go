@@ -62,7 +62,9 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 					continue
 				}
 				assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s with key %q", method, path, header)
-				assert.JSONEq(t, `{"detail": "Invalid API Key"}`, string(body), "%s %s", method, path)
+				if method != "head" { // an answer to HEAD has no body
+					assert.JSONEq(t, `{"detail": "Invalid API Key"}`, string(body), "%s %s", method, path)
+				}
 				walked++
 			}
 		}
