@@ -161,7 +161,7 @@ func TestClaim_DeliversKeyEnvAndDirThenRotates(t *testing.T) {
 	for _, probe := range []struct {
 		path string
 		code int
-	}{{"/livez", 200}, {"/readyz", 200}, {"/alive", 503}, {"/server_info", 200}, {"/metrics", 503}} {
+	}{{"/livez", 200}, {"/readyz", 200}, {"/alive", 503}, {"/server_info", 200}, {"/metrics", 503}, {"/mcp/sse", 503}, {"/no/such/route", 503}} {
 		code, _ := call(t, http.MethodGet, url+probe.path, "", nil)
 		assert.Equal(t, probe.code, code, "unclaimed %s", probe.path)
 	}
