@@ -33,7 +33,7 @@ lint:
 test: deps build lint
 	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e/container)
 	$(MAKE) --no-print-directory e2e-container
-	FUZZTIME=5s scripts/fuzz.sh
+	FUZZTIME=1000x scripts/fuzz.sh
 	scripts/vuln.sh
 	$(MAKE) --no-print-directory compat
 	$(MAKE) --no-print-directory sdk-test
