@@ -53,6 +53,10 @@ func (s *Server) guard(c *gin.Context) {
 		detail(c, http.StatusForbidden, msg)
 		return
 	}
+	if !s.claimed(c.Request.URL.Path) {
+		detail(c, http.StatusServiceUnavailable, notClaimed)
+		return
+	}
 	if !s.keyAccepted(c) {
 		detail(c, http.StatusForbidden, "Invalid API Key")
 		return
@@ -73,16 +77,18 @@ func (s *Server) guard(c *gin.Context) {
 // keyAccepted reports whether the request may go on as far as the key is
 // concerned: no key is set, the path is open, or the header carries it.
 // The MCP routes take the key in more headers.
+// The key is read on every request: a claim may replace it (claim.go).
 func (s *Server) keyAccepted(c *gin.Context) bool {
 	path := c.Request.URL.Path
-	if s.opts.APIKey == "" || openPaths[path] {
+	key, _ := s.keys.load()
+	if key == "" || openPaths[path] || s.openByOption(path) {
 		return true
 	}
 	if mcpPaths[path] {
 		return s.mcpKeyValid(c)
 	}
 	got := c.GetHeader(APIKeyHeader)
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIKey)) == 1
+	return subtle.ConstantTimeCompare([]byte(got), []byte(key)) == 1
 }
 
 // refuseHost returns why the request's Host is refused, or "". With a key
@@ -90,7 +96,8 @@ func (s *Server) keyAccepted(c *gin.Context) bool {
 // rebinding page cannot send the key. Without one, only names that no
 // outside DNS answers for.
 func (s *Server) refuseHost(r *http.Request) string {
-	if s.opts.APIKey != "" || r.Host == "" {
+	// An init token counts as a key: a rebinding page cannot send it.
+	if key, _ := s.keys.load(); key != "" || s.opts.InitToken != "" || r.Host == "" {
 		return ""
 	}
 	name := strings.ToLower(hostName(r.Host))

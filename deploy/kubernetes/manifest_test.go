@@ -196,17 +196,23 @@ func TestDeployment_ArgsMatchServerFlags(t *testing.T) {
 	assert.Equal(t, 1000, s.cfg.UserID)
 }
 
-func TestDeployment_ProbesHitAlive(t *testing.T) { eachServer(t, probesHitAlive) }
+func TestDeployment_ProbesHitTheOrchestratorRoutes(t *testing.T) {
+	eachServer(t, probesHitTheOrchestratorRoutes)
+}
 
-func probesHitAlive(t *testing.T, s server) {
+// Liveness must never wait or turn 503 (a drain or a slow start would get
+// the pod killed); readiness and start-up turn 503 until ready and while
+// draining.
+func probesHitTheOrchestratorRoutes(t *testing.T, s server) {
 	probes := []struct {
 		name     string
 		probe    *corev1.Probe
 		optional bool
+		path     string
 	}{
-		{"readiness", s.container.ReadinessProbe, false},
-		{"liveness", s.container.LivenessProbe, false},
-		{"startup", s.container.StartupProbe, true},
+		{"readiness", s.container.ReadinessProbe, false, "/readyz"},
+		{"liveness", s.container.LivenessProbe, false, "/livez"},
+		{"startup", s.container.StartupProbe, true, "/readyz"},
 	}
 	for _, p := range probes {
 		t.Run(p.name, func(t *testing.T) {
@@ -215,7 +221,7 @@ func probesHitAlive(t *testing.T, s server) {
 			}
 			require.NotNil(t, p.probe)
 			require.NotNil(t, p.probe.HTTPGet, "probe must be httpGet")
-			assert.Equal(t, "/alive", p.probe.HTTPGet.Path)
+			assert.Equal(t, p.path, p.probe.HTTPGet.Path)
 			assert.Equal(t, s.cfg.Port, resolvePort(p.probe.HTTPGet.Port, s.container.Ports), "probe port %s", p.probe.HTTPGet.Port.String())
 			assert.Contains(t, []corev1.URIScheme{"", corev1.URISchemeHTTP}, p.probe.HTTPGet.Scheme)
 		})
