@@ -31,10 +31,21 @@ lint:
 	$(GO) vet ./...
 
 test: deps build lint
-	$(GO) test -race -count=1 -timeout 30m ./...
-	FUZZTIME=5s scripts/fuzz.sh
+	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e/container)
+	$(MAKE) --no-print-directory e2e-container
+	FUZZTIME=1000x scripts/fuzz.sh
 	scripts/vuln.sh
 	$(MAKE) --no-print-directory compat
+	$(MAKE) --no-print-directory sdk-test
+
+# The runtime image under a real engine: podman (installed and built by
+# scripts/container-deps.sh), a base image made locally, the image built by
+# actionctl build, its behaviour inside the container, actionctl up/down,
+# the locked-down form and the unmodified OpenHands DockerRuntime. Needs
+# root; E2E_CONTAINER=skip skips it. See e2e/container.
+.PHONY: e2e-container
+e2e-container:
+	$(GO) test -count=1 -timeout 40m ./e2e/container/
 
 # The unmodified OpenHands host (pinned openhands-ai releases, in a local
 # virtual environment) drives bin/action-server through its own classes,
@@ -44,6 +55,12 @@ test: deps build lint
 compat: build
 	compat/openhands/run.sh
 	compat/swerex/run.sh
+
+# The Python SDK (python/) against bin/action-server: pytest in python/.venv
+# with the pinned requirements-dev.txt, installed once (python/test.sh).
+.PHONY: sdk-test
+sdk-test: build
+	python/test.sh
 
 # govulncheck at a pinned version, against the live database or the newest
 # snapshot in ../shared/data; warns and passes only when neither is there.

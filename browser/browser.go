@@ -84,6 +84,11 @@ type Browser struct {
 
 	// livePID is the running Chromium's pid, readable without mu.
 	livePID atomic.Int64
+
+	// noSandbox is set once Chromium's own sandbox failed to start: a
+	// locked-down container (no capabilities, no-new-privileges, no user
+	// namespaces) allows none, and is the confinement itself.
+	noSandbox bool
 }
 
 // instance is one running Chromium with its tabs.
@@ -193,7 +198,15 @@ func (b *Browser) ensure(ctx context.Context) (*instance, error) {
 		b.stop(inst)
 		b.inst = nil
 	}
-	inst, err := b.start(ctx)
+	// As root Chromium refuses its sandbox; chromedp turns it off.
+	sandboxOff := b.noSandbox || os.Geteuid() == 0
+	inst, err := b.start(ctx, sandboxOff)
+	if err != nil && !sandboxOff && ctx.Err() == nil {
+		b.log.Warn("chromium's sandbox cannot start here (no user namespaces or no-new-privileges); running chromium without it, inside the container's confinement", "err", err)
+		if inst, err = b.start(ctx, true); err == nil {
+			b.noSandbox = true
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
@@ -244,7 +257,7 @@ func findExecPath() (string, error) {
 // Playwright's headless Chromium does, so a PDF link yields a download.
 const preferences = `{"plugins":{"always_open_pdf_externally":true},"download":{"prompt_for_download":false}}`
 
-func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
+func (b *Browser) start(ctx context.Context, noSandbox bool) (_ *instance, err error) {
 	execPath := b.opts.ExecPath
 	if execPath == "" {
 		if execPath, err = findExecPath(); err != nil {
@@ -289,7 +302,7 @@ func (b *Browser) start(ctx context.Context) (_ *instance, err error) {
 		// the throwaway profile rather than the user's home.
 		chromedp.Env("XDG_CONFIG_HOME="+filepath.Join(udd, "config"), "XDG_CACHE_HOME="+filepath.Join(udd, "cache")),
 	)
-	if os.Geteuid() == 0 {
+	if noSandbox {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)

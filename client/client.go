@@ -53,6 +53,9 @@ type Error struct {
 	StatusCode int
 	// Detail is the server's "detail" message, or the body if it had none.
 	Detail string
+	// Code is the envelope's machine-readable code (api.Code...), when the
+	// route sends one.
+	Code string
 }
 
 func (e *Error) Error() string {
@@ -144,8 +147,12 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 func responseError(status int, body []byte) error {
 	var env struct {
 		Detail json.RawMessage `json:"detail"`
+		Code   string          `json:"code"`
 	}
 	e := &Error{StatusCode: status, Detail: strings.TrimSpace(string(body))}
+	if json.Unmarshal(body, &env) == nil {
+		e.Code = env.Code
+	}
 	if json.Unmarshal(body, &env) == nil && len(env.Detail) > 0 {
 		var s string
 		if json.Unmarshal(env.Detail, &s) == nil {

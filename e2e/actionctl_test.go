@@ -154,6 +154,9 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 		{"ls", []string{"ls"}, 0, func(t *testing.T, doc map[string]any) {
 			assert.Contains(t, doc["list"], "j.txt")
 		}},
+		{"cp", []string{"cp", src, ":cp/up.txt"}, 0, func(t *testing.T, doc map[string]any) {
+			assert.Equal(t, map[string]any{"ok": true, "source": src, "destination": ":cp/up.txt", "bytes": 2.0}, doc)
+		}},
 		{"upload", []string{"upload", src, s.WorkDir}, 0, func(t *testing.T, doc map[string]any) {
 			assert.Equal(t, "up.txt", doc["filename"])
 		}},

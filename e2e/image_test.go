@@ -121,7 +121,9 @@ func TestImage_BuildReuseRebuildAndRun(t *testing.T) {
 	ensureBaseImage(t, b)
 
 	repo := "localhost/action-server-e2e-" + strconv.Itoa(os.Getpid())
-	opts := image.Options{BaseImage: baseImage, Repo: repo, Version: "e2e", Binary: variant(t, 0)}
+	// Without the agent tools: the build paths are under test, not apt, and
+	// build-essential alone would add minutes to each build from scratch.
+	opts := image.Options{BaseImage: baseImage, Repo: repo, Version: "e2e", Binary: variant(t, 0), NoAgentTools: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var made []string
@@ -170,7 +172,7 @@ func TestImage_BuildReuseRebuildAndRun(t *testing.T) {
 		// The command line on the same base: the first build finds none of
 		// its tags (actionctl has its own version), the second reuses.
 		ctlRepo := repo + "-ctl"
-		args := []string{"build", "--json", "--base-image", baseImage, "--repo", ctlRepo, "--no-browser",
+		args := []string{"build", "--json", "--base-image", baseImage, "--repo", ctlRepo, "--no-browser", "--no-agent-tools",
 			"--builder", "buildah", "--server-binary", variant(t, 3)}
 		var got []string
 		for range 2 {

@@ -38,7 +38,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 	resp.Body.Close()
 	require.NotEmpty(t, spec.Paths)
 
-	open := map[string]bool{"/alive": true, "/server_info": true}
+	open := map[string]bool{"/alive": true, "/server_info": true, "/livez": true, "/readyz": true}
 	walked := 0
 	for path, ops := range spec.Paths {
 		concrete := strings.NewReplacer("{id}", "default", "{cid}", "1").Replace(path)
@@ -62,7 +62,9 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 					continue
 				}
 				assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s with key %q", method, path, header)
-				assert.JSONEq(t, `{"detail": "Invalid API Key"}`, string(body), "%s %s", method, path)
+				if method != "head" { // an answer to HEAD has no body
+					assert.JSONEq(t, `{"detail": "Invalid API Key"}`, string(body), "%s %s", method, path)
+				}
 				walked++
 			}
 		}

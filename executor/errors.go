@@ -29,6 +29,10 @@ const (
 	// resource that ending something else frees (a pseudo-terminal), or
 	// because the executor is shutting down.
 	KindUnavailable
+	// KindNoSpace is a write the disk has no room for.
+	KindNoSpace
+	// KindPermission is an operation the file system's permissions refuse.
+	KindPermission
 	// KindTooLarge is a request whose content is over a size limit (an
 	// archive that unpacks to too much).
 	KindTooLarge

@@ -90,6 +90,9 @@ type Executor struct {
 	sessions map[string]*shell.Session
 	starting map[string]bool // ids reserved while their shell starts
 	closed   bool
+	claim    claimed // what the sandbox's owner set (see Claim)
+
+	commands atomic.Int64 // commands started, in every session
 	// startingWG counts the shells of CreateSession still starting; Close
 	// waits for them, and quit, which it cancels, cuts their start short.
 	startingWG sync.WaitGroup
@@ -214,7 +217,7 @@ func (e *Executor) fileOwner() chown.Owner {
 func (e *Executor) shellOptions(dir string) shell.Options {
 	o := e.opts.Shell
 	o.Dir = dir
-	o.Env = e.opts.Env
+	o.Env = e.claimedEnv()
 	o.Credential = e.opts.Credential
 	o.Logger = e.log
 	return o

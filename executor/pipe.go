@@ -23,11 +23,12 @@ func (s *Session) StartPipe(ctx context.Context, command, cwd string, env map[st
 	if err := checkStartOptions(cwd, env); err != nil {
 		return nil, err
 	}
-	c, err := s.sh.StartPipe(ctx, command, shell.PipeOptions{Dir: cwd, Env: env})
+	c, err := s.sh.StartPipe(ctx, command, shell.PipeOptions{Dir: cwd, Env: s.e.pipeEnv(env)})
 	if err != nil {
 		// Its text goes to the client as it is, unwrapped.
 		return nil, err
 	}
+	s.e.commands.Add(1)
 	return &Command{session: s.id, c: c}, nil
 }
 

@@ -18,7 +18,7 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		return nil, err
 	}
 	if a.IsStatic {
-		dir := e.opts.WorkDir
+		dir := e.workDir()
 		if a.Cwd != nil && *a.Cwd != "" {
 			dir = *a.Cwd
 		}
@@ -32,6 +32,9 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		sess = s
 	}
 
+	if !a.IsInput {
+		e.commands.Add(1)
+	}
 	res, err := sess.Run(ctx, shell.Request{
 		Command:  a.Command,
 		IsInput:  a.IsInput,

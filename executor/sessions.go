@@ -118,7 +118,7 @@ func (e *Executor) CreateSession(ctx context.Context, o SessionOptions) (*Sessio
 	defer cancel()
 	defer context.AfterFunc(e.quit, cancel)()
 
-	opts := e.shellOptions(e.opts.WorkDir)
+	opts := e.shellOptions(e.workDir())
 	if o.Cwd != "" {
 		opts.Dir = o.Cwd
 	}
@@ -227,6 +227,9 @@ func (s *Session) Start(ctx context.Context, command string) (*Command, error) {
 		return nil, ErrEmptyCommand
 	}
 	c, err := s.sh.Start(ctx, command)
+	if err == nil {
+		s.e.commands.Add(1)
+	}
 	if errors.Is(err, shell.ErrBusy) {
 		return nil, ErrBusy.with(err)
 	}

@@ -19,9 +19,6 @@ import (
 var (
 	// ErrBadTransfer: a transfer request the executor refuses.
 	ErrBadTransfer = sentinel(KindInvalid, errors.New("invalid transfer request"))
-	// ErrBadPath: a path no file can have (a NUL byte, a name over the
-	// kernel's limits).
-	ErrBadPath = sentinel(KindInvalid, errors.New("invalid path"))
 	// ErrZipTooLarge: an uploaded archive would unpack to more than the
 	// server allows (a zip bomb).
 	ErrZipTooLarge = sentinel(KindTooLarge, files.ErrZipTooLarge)

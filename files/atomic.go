@@ -108,7 +108,7 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
 		}
 		if !fi.Mode().IsRegular() {
-			return 0, &fs.PathError{Op: "open", Path: p, Err: errNotRegular}
+			return 0, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
 		}
 		id, oldSize, existed = identityOf(fi), fi.Size(), true
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -232,7 +232,7 @@ func writeInPlace(ctx context.Context, r io.Reader, target string) (int64, error
 	}
 	fi, err := dst.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "open", Path: target, Err: errNotRegular}
+		err = &fs.PathError{Op: "open", Path: target, Err: ErrNotRegular}
 	}
 	if err == nil {
 		err = dst.Truncate(0)

@@ -50,7 +50,7 @@ func Write(ctx context.Context, cwd, path, content string, start, end int, owner
 		return errorf(nil, "Path is not a regular file: %s. You can only write to files", abs)
 	case err == nil:
 		data, err := readExisting(abs)
-		if errors.Is(err, errNotRegular) {
+		if errors.Is(err, ErrNotRegular) {
 			return errorf(nil, "Path is not a regular file: %s. You can only write to files", abs)
 		}
 		if err != nil {
@@ -82,7 +82,7 @@ func Write(ctx context.Context, cwd, path, content string, start, end int, owner
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, ErrNotRegular):
 		return errorf(err, "Path is not a regular file: %s. You can only write to files", abs)
 	case errors.As(err, &ce):
 		return errorf(err, "File %s written, but failed to change ownership and permissions: %s", abs, pyOSError(&fs.PathError{Op: "chown", Path: abs, Err: ce.err}))
@@ -93,10 +93,6 @@ func Write(ctx context.Context, cwd, path, content string, start, end int, owner
 	}
 	return fmt.Errorf("write %s: %w", abs, err)
 }
-
-// errNotRegular is a path that names a FIFO, a device or a socket where a
-// file was expected.
-var errNotRegular = errors.New("not a regular file")
 
 // readExisting reads the file at p without waiting on a FIFO swapped in
 // after a check: the open does not block, and the opened file is checked.
@@ -111,7 +107,7 @@ func readExisting(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: errNotRegular}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
 	}
 	return io.ReadAll(f)
 }

@@ -54,8 +54,10 @@ func (b Buildah) Exists(ctx context.Context, ref string) (bool, error) {
 
 // Build implements Builder. The Docker image format keeps what OCI's
 // cannot say (a HEALTHCHECK, SHELL) and is what docker would produce.
+// --force-rm: a failed step leaves no working container (and its mount)
+// behind.
 func (b Buildah) Build(ctx context.Context, req BuildRequest) error {
-	args := b.global("bud", "--isolation", "chroot", "--format", "docker", "--layers", "--pull=never")
+	args := b.global("bud", "--isolation", "chroot", "--format", "docker", "--layers", "--pull=never", "--force-rm")
 	for _, t := range req.Tags {
 		args = append(args, "--tag", t)
 	}

@@ -57,12 +57,32 @@ esac`)
 	}))
 	require.NoError(t, d.Tag(ctx, "r:src", "r:other"))
 	assert.Equal(t, []string{
+		"buildx version",
 		"version --format {{.Server.Version}}",
 		"image inspect --format {{.Id}} repo:there",
 		"image inspect --format {{.Id}} repo:missing",
 		"buildx build --progress=plain --load --tag=r:src --tag=r:lock --platform=linux/amd64 --build-arg A=1 --build-arg B=2 /ctx",
 		"tag r:src r:other",
 	}, calls(t, log))
+}
+
+func TestDocker_AvailableOnlyWithBuildx(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script string
+		want   bool
+	}{
+		{"engine and buildx", `exit 0`, true},
+		// A docker client pointed at podman's socket: the engine answers,
+		// buildx is an unknown command.
+		{"engine without buildx", `[ "$1" = buildx ] && { echo "unknown command: docker buildx" >&2; exit 1; }; exit 0`, false},
+		{"buildx without engine", `[ "$1" = version ] && { echo "Cannot connect to the Docker daemon" >&2; exit 1; }; exit 0`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, _ := fakeTool(t, tc.script)
+			assert.Equal(t, tc.want, Docker{Binary: bin}.Available(context.Background()))
+		})
+	}
 }
 
 func TestBuildah_CommandLines(t *testing.T) {
@@ -80,7 +100,7 @@ func TestBuildah_CommandLines(t *testing.T) {
 	assert.Equal(t, []string{
 		"--storage-driver vfs inspect --type image --format {{.FromImageID}} repo:there",
 		"--storage-driver vfs inspect --type image --format {{.FromImageID}} repo:missing",
-		"--storage-driver vfs bud --isolation chroot --format docker --layers --pull=never --tag r:src /ctx",
+		"--storage-driver vfs bud --isolation chroot --format docker --layers --pull=never --force-rm --tag r:src /ctx",
 		"--storage-driver vfs tag r:src r:lock",
 	}, calls(t, log))
 }

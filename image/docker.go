@@ -23,11 +23,16 @@ func (d Docker) bin() string {
 	return "docker"
 }
 
-// Available reports whether a Docker engine answers: the client alone, as
-// on machines without an engine, is not enough.
+// Available reports whether docker can build here: an engine answers and
+// the client has buildx, which Build uses. The client alone, as on
+// machines without an engine, is not enough; nor is a docker client
+// pointed at podman's socket, which answers but has no buildx.
 func (d Docker) Available(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if exec.CommandContext(ctx, d.bin(), "buildx", "version").Run() != nil {
+		return false
+	}
 	return exec.CommandContext(ctx, d.bin(), "version", "--format", "{{.Server.Version}}").Run() == nil
 }
 

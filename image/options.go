@@ -29,6 +29,9 @@ type Options struct {
 	// Plugins are the plugins to install and start: jupyter, agent_skills,
 	// vscode (agent_skills needs jupyter).
 	Plugins []string
+	// NoAgentTools leaves out the tools agents expect in a sandbox
+	// (AgentTools); the image then has only what the features need.
+	NoAgentTools bool
 	// ExtraDeps is a shell command run as root after the packages are in,
 	// e.g. "apt-get install -y nodejs".
 	ExtraDeps string
@@ -138,7 +141,12 @@ func checkFamily(ref string) error {
 func (o Options) packages() []string {
 	var p []string
 	if o.hasPlugin("jupyter") {
-		p = append(p, "python3", "jupyter-server", "python3-ipykernel")
+		// pip: `%pip install` in the kernel and `pip install` in the
+		// shell, as in upstream's image.
+		p = append(p, "python3", "jupyter-server", "python3-ipykernel", "python3-pip")
+	}
+	if !o.NoAgentTools {
+		p = append(p, AgentTools...)
 	}
 	if o.Browser {
 		// libjs-pdf: the file viewer serves its pdf.js, so that PDFs show
@@ -146,8 +154,14 @@ func (o Options) packages() []string {
 		p = append(p, "chromium", "fonts-liberation", "libjs-pdf")
 	}
 	slices.Sort(p)
-	return p
+	return slices.Compact(p)
 }
+
+// AgentTools are the Debian packages of what agents reach for in a sandbox
+// and OpenHands' own runtime image gives them: python (python-is-python3),
+// rg (ripgrep), curl, ps and pkill (procps), and a C toolchain with make
+// (build-essential) for packages that compile on install.
+var AgentTools = []string{"build-essential", "curl", "procps", "python-is-python3", "ripgrep"}
 
 // basePackages are installed whatever the features: the shell, sudo for
 // the sandbox user, git for agents, certificates for HTTPS.

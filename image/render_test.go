@@ -161,3 +161,23 @@ func TestRender_TheBuildChecksForAptToo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, text, `base image example/custom:1 is not of the Debian/Ubuntu family (no apt-get)`)
 }
+
+func TestRender_AgentToolsAreInByDefaultAndCanBeLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		noTools bool
+		want    bool
+	}{
+		{"by default", false, true},
+		{"left out", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{BaseImage: "debian:12", Version: "1", NoAgentTools: tc.noTools}
+			text, err := Render(o, PathScratch, "debian:12")
+			require.NoError(t, err)
+			for _, pkg := range []string{"python-is-python3", "ripgrep", "curl", "procps", "build-essential"} {
+				assert.Equal(t, tc.want, strings.Contains(text, " "+pkg), "%s in the Dockerfile", pkg)
+			}
+		})
+	}
+}

@@ -52,7 +52,7 @@ func knownContext(t *testing.T, binary string) string {
 }
 
 func TestComputeTags_KnownInputs(t *testing.T) {
-	o := Options{BaseImage: "debian:bookworm", Version: "1.2.3", Template: "FROM {{.FromImage}}\n"}
+	o := Options{BaseImage: "debian:bookworm", Version: "1.2.3", Template: "FROM {{.FromImage}}\n", NoAgentTools: true}
 	dir := knownContext(t, "binary one")
 	tags, err := ComputeTags(o, dir)
 	require.NoError(t, err)
@@ -87,6 +87,7 @@ func TestComputeTags_WhatChangesWhich(t *testing.T) {
 		{"plugins", func(o *Options) string { o.Plugins = []string{"jupyter"}; return "binary one" }, false, true, true},
 		{"plugin order does not matter", func(o *Options) string { return "binary one" }, false, false, false},
 		{"user", func(o *Options) string { o.User, o.UID = "dev", 1001; return "binary one" }, false, true, true},
+		{"agent tools", func(o *Options) string { o.NoAgentTools = true; return "binary one" }, false, true, true},
 		{"extra deps", func(o *Options) string { o.ExtraDeps = "true"; return "binary one" }, false, true, true},
 		{"template", func(o *Options) string { o.Template = "FROM x\n"; return "binary one" }, false, true, true},
 		{"base image", func(o *Options) string { o.BaseImage = "ubuntu:24.04"; return "binary one" }, true, true, true},

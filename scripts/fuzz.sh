@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the module for FUZZTIME each (default 60s).
+# Runs every fuzz target of the module for FUZZTIME each (default 60s): a
+# duration, or a count of inputs (1000x), which make test uses because a
+# time budget races in the fuzz coordinator at its deadline on a busy machine.
 # `go test` alone replays the committed corpus; this explores further.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -29,6 +29,10 @@ func statusOf(err error) int {
 	case executor.KindUnavailable:
 		// Not the server's fault, and it passes when a session ends.
 		return http.StatusServiceUnavailable
+	case executor.KindNoSpace:
+		return http.StatusInsufficientStorage
+	case executor.KindPermission:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -24,12 +24,17 @@ import (
 //     with a key or without;
 //   - without a key, a request must be addressed to this machine by a name
 //     no outside DNS controls (an IP address, localhost, ...);
-//   - a request body must be declared JSON (multipart for /upload_file),
-//     which a page can send cross-site only after a CORS preflight, which
-//     this server never grants.
+//   - a request body must be declared JSON (multipart for /upload_file;
+//     anything for a PUT of a file's bytes), which a page can send
+//     cross-site only after a CORS preflight, which this server never
+//     grants.
 
-// uploadPath takes a multipart body; every other body is JSON.
-const uploadPath = "/upload_file"
+// uploadPath takes a multipart body, rawBodyPath (with PUT) a file's
+// bytes; every other body is JSON.
+const (
+	uploadPath  = "/upload_file"
+	rawBodyPath = "/files/content"
+)
 
 // guard applies the Host, Origin, API key and Content-Type rules in this
 // order. gin sets the Allow header of a 405 before any middleware runs;
@@ -46,6 +51,10 @@ func (s *Server) guard(c *gin.Context) {
 	}
 	if msg := s.refuseOrigin(c.Request); msg != "" {
 		detail(c, http.StatusForbidden, msg)
+		return
+	}
+	if !s.claimed(c.Request.URL.Path) {
+		detail(c, http.StatusServiceUnavailable, notClaimed)
 		return
 	}
 	if !s.keyAccepted(c) {
@@ -68,16 +77,18 @@ func (s *Server) guard(c *gin.Context) {
 // keyAccepted reports whether the request may go on as far as the key is
 // concerned: no key is set, the path is open, or the header carries it.
 // The MCP routes take the key in more headers.
+// The key is read on every request: a claim may replace it (claim.go).
 func (s *Server) keyAccepted(c *gin.Context) bool {
 	path := c.Request.URL.Path
-	if s.opts.APIKey == "" || openPaths[path] {
+	key, _ := s.keys.load()
+	if key == "" || openPaths[path] || s.openByOption(path) {
 		return true
 	}
 	if mcpPaths[path] {
 		return s.mcpKeyValid(c)
 	}
 	got := c.GetHeader(APIKeyHeader)
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.APIKey)) == 1
+	return subtle.ConstantTimeCompare([]byte(got), []byte(key)) == 1
 }
 
 // refuseHost returns why the request's Host is refused, or "". With a key
@@ -85,7 +96,8 @@ func (s *Server) keyAccepted(c *gin.Context) bool {
 // rebinding page cannot send the key. Without one, only names that no
 // outside DNS answers for.
 func (s *Server) refuseHost(r *http.Request) string {
-	if s.opts.APIKey != "" || r.Host == "" {
+	// An init token counts as a key: a rebinding page cannot send it.
+	if key, _ := s.keys.load(); key != "" || s.opts.InitToken != "" || r.Host == "" {
 		return ""
 	}
 	name := strings.ToLower(hostName(r.Host))
@@ -202,6 +214,11 @@ func NormalizeOrigin(origin string) string {
 // whatever it declares: clients send empty POSTs without a type.
 func refuseContentType(r *http.Request) string {
 	if r.URL.Path == uploadPath || !hasBody(r) {
+		return ""
+	}
+	// A file's bytes are the body of PUT /files/content, whatever their
+	// type. No page can send a PUT cross-site without a preflight either.
+	if r.Method == http.MethodPut && r.URL.Path == rawBodyPath {
 		return ""
 	}
 	ct := r.Header.Get("Content-Type")

@@ -48,7 +48,7 @@ func newIdleTrimmerWith(after time.Duration, newTimer func(fire func()) trimTime
 // nothing, and a monitor polling /alive or /server_info more often than the
 // quiet period would otherwise keep the memory of the last burst forever.
 func (t *idleTrimmer) middleware(c *gin.Context) {
-	if p := c.Request.URL.Path; p == "/alive" || p == "/server_info" {
+	if p := c.Request.URL.Path; p == "/alive" || p == "/server_info" || p == livezPath || p == readyzPath {
 		c.Next()
 		return
 	}

@@ -18,6 +18,11 @@ import (
 // away, and a host polling every few seconds would otherwise lose a whole
 // interval to it.
 func (s *Server) alive(c *gin.Context) {
+	if _, claimed := s.keys.load(); !claimed {
+		// Late binding: no action can run before the claim.
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})
+		return
+	}
 	if s.exec.Load() == nil {
 		t := time.NewTimer(aliveHold)
 		defer t.Stop()

@@ -95,10 +95,11 @@ func (s *Server) mcpAuth(c *gin.Context) {
 // mcpKeyValid reports whether no key is set or the request carries it in
 // one of the headers mcpAuth takes.
 func (s *Server) mcpKeyValid(c *gin.Context) bool {
-	if s.opts.APIKey == "" {
+	key, _ := s.keys.load()
+	if key == "" {
 		return true
 	}
-	want := []byte(s.opts.APIKey)
+	want := []byte(key)
 	for _, got := range []string{
 		bearer(c.GetHeader("Authorization")),
 		c.GetHeader("s"),

@@ -11,9 +11,9 @@ import (
 // APIKeyHeader carries the session API key.
 const APIKeyHeader = "X-Session-API-Key"
 
-// openPaths answer without the key: the host's readiness probe and the
-// resource report.
-var openPaths = map[string]bool{"/alive": true, "/server_info": true}
+// openPaths answer without the key: the host's readiness probe, the
+// resource report and the orchestrator's probes.
+var openPaths = map[string]bool{"/alive": true, "/server_info": true, livezPath: true, readyzPath: true}
 
 // unexpectedError is the detail of upstream's catch-all 500.
 const unexpectedError = "An unexpected error occurred. Please try again later."
@@ -44,7 +44,7 @@ func (s *Server) logRequests(c *gin.Context) {
 	level := slog.LevelDebug
 	// Readiness probes answer 503 until the server is ready, every few
 	// seconds from every host: that is no failure.
-	if c.Writer.Status() >= http.StatusInternalServerError && c.Request.URL.Path != "/alive" {
+	if c.Writer.Status() >= http.StatusInternalServerError && c.Request.URL.Path != "/alive" && c.Request.URL.Path != readyzPath {
 		level = slog.LevelInfo
 	}
 	if !s.log.Enabled(c.Request.Context(), level) {

@@ -33,6 +33,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request logs; default slog.Default().
 	Logger *slog.Logger
+	// InitToken, when set, enables POST /claim with this token (late
+	// binding). Without an APIKey the server then starts unclaimed: it
+	// answers only its probes and /server_info until a claim delivers a
+	// key. With one, it starts claimed and a claim rotates the key.
+	InitToken string
+	// OpenMetrics serves /metrics without the key.
+	OpenMetrics bool
 	// IdleTrim is how long the server must have no request in flight before
 	// it returns freed memory to the kernel; default 1 s, negative disables.
 	IdleTrim time.Duration
@@ -61,6 +68,12 @@ type Server struct {
 	cpuLast cpuSample
 
 	trim *idleTrimmer // nil when disabled
+
+	keys     keyHolder  // the session API key; a claim swaps it
+	claimMu  sync.Mutex // one claim at a time
+	draining atomic.Bool
+	inflight atomic.Int64 // requests doing work (see drainGate)
+	metrics  *metrics
 }
 
 var ginMode sync.Once
@@ -84,6 +97,10 @@ func New(opts Options) *Server {
 	if opts.IdleTrim > 0 {
 		s.trim = newIdleTrimmer(opts.IdleTrim)
 	}
+	if opts.InitToken == "" || opts.APIKey != "" {
+		s.keys.swap(opts.APIKey)
+	}
+	s.metrics = newMetrics(s)
 	s.engine = s.routes()
 	return s
 }
@@ -112,7 +129,7 @@ func (s *Server) routes() *gin.Engine {
 	// (and tell an unauthenticated caller which routes exist).
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.Use(s.recover, s.logRequests, s.guard)
+	r.Use(s.recover, s.logRequests, s.metrics.observe, s.guard, s.drainGate)
 	if s.trim != nil {
 		r.Use(s.trim.middleware)
 	}
@@ -120,6 +137,10 @@ func (s *Server) routes() *gin.Engine {
 	r.NoMethod(func(c *gin.Context) { detail(c, http.StatusMethodNotAllowed, "Method Not Allowed") })
 
 	r.GET("/alive", s.alive)
+	r.GET(livezPath, s.livez)
+	r.GET(readyzPath, s.readyz)
+	r.GET(metricsPath, s.serveMetrics)
+	r.POST(claimPath, s.claim)
 	r.GET("/server_info", s.serverInfo)
 	r.POST("/execute_action", s.executeAction)
 	r.GET("/openapi.json", s.openAPI)
@@ -129,6 +150,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/watch", s.watch)
 	r.GET("/vscode/connection_token", s.vscodeToken)
 	s.mcpRoutes(r)
+	s.fsRoutes(r)
 
 	r.GET("/sessions", s.listSessions)
 	r.POST("/sessions", s.createSession)

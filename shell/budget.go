@@ -2,6 +2,7 @@ package shell
 
 import (
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
@@ -14,7 +15,8 @@ import (
 // dropped, as for output that overflowed its buffer. Output of running
 // commands is not counted, and never dropped by the budget.
 type OutputBudget struct {
-	limit int64
+	limit    int64
+	produced atomic.Int64 // output of every finished command, kept or not
 
 	mu       sync.Mutex
 	finished []budgetEntry // oldest first
@@ -36,7 +38,12 @@ func NewOutputBudget(limit int64) *OutputBudget {
 // called with c's proc.mu held, so it never takes another command's lock
 // itself: dropping runs on its own goroutine.
 func (b *OutputBudget) add(c *Command, size int) {
-	if b == nil || b.limit <= 0 || size == 0 {
+	spillLater(c)
+	if b == nil {
+		return
+	}
+	b.produced.Add(c.out.total)
+	if b.limit <= 0 || size == 0 {
 		return
 	}
 	b.mu.Lock()
@@ -87,6 +94,10 @@ func (b *OutputBudget) drop() {
 		}
 	}
 }
+
+// Produced reports the bytes of output every finished command printed,
+// including those dropped since.
+func (b *OutputBudget) Produced() int64 { return b.produced.Load() }
 
 // Kept reports the bytes of finished output the budget counts now.
 func (b *OutputBudget) Kept() int64 {

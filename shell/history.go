@@ -29,12 +29,23 @@ func (s *Session) newCommand(p *process, text string) *Command {
 
 // remember adds c to the history, forgetting the oldest commands and the
 // output of older finished ones beyond OutputLimit in total, so a session
-// holds at most twice OutputLimit of output however much its commands
-// print: the running command's and its predecessors'. Called with mu held.
+// holds at most twice OutputLimit of output in memory however much its
+// commands print: the running command's and its predecessors'. Output that
+// moves to a file (spill.go) does not count against that when a budget
+// bounds it: the budget then decides when it goes. Called with mu held.
 func (s *Session) remember(c *Command) {
 	historyBytes := s.opts.OutputLimit
 	s.history = append(s.history, c)
 	if len(s.history) > historySize {
+		// Forgotten: its output (maybe a file) is freed now, not when
+		// the collector finds it.
+		if old := s.history[0]; old != c {
+			old.proc.mu.Lock()
+			if isClosed(old.done) {
+				old.out.release()
+			}
+			old.proc.mu.Unlock()
+		}
 		s.history[0] = nil
 		s.history = s.history[1:]
 	}
@@ -45,7 +56,7 @@ func (s *Session) remember(c *Command) {
 			continue
 		}
 		old.proc.mu.Lock()
-		if isClosed(old.done) {
+		if isClosed(old.done) && !(s.opts.Budget != nil && spills(old.out)) {
 			if kept+old.out.size > historyBytes {
 				old.out.release()
 			}

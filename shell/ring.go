@@ -1,6 +1,9 @@
 package shell
 
-import "bytes"
+import (
+	"bytes"
+	"os"
+)
 
 // ring keeps the most recent bytes of a stream, addressed by absolute
 // offset from the start of the stream. Once it holds limit bytes, every
@@ -20,6 +23,9 @@ type ring struct {
 	total  int64    // bytes ever written: the offset just past the newest byte
 	limit  int
 	block  int // size of a storage block
+	// file, when set, holds the bytes kept instead of blocks (see
+	// spill.go): its byte 0 is the offset start().
+	file *os.File
 }
 
 // ringBlock is the storage block size: large enough that a full ring has
@@ -40,6 +46,9 @@ func (r *ring) at(i int) []byte {
 
 // Write appends p, dropping the oldest bytes beyond the limit.
 func (r *ring) Write(p []byte) {
+	if r.file != nil {
+		r.unspill()
+	}
 	r.total += int64(len(p))
 	if len(p) >= r.limit {
 		// Only the tail of p survives.
@@ -87,6 +96,9 @@ func (r *ring) start() int64 { return r.total - int64(r.size) }
 // copyOut copies the bytes from offset off (which must be kept) into dst
 // and returns how many it copied.
 func (r *ring) copyOut(dst []byte, off int64) int {
+	if r.file != nil {
+		return r.readFile(dst[:min(len(dst), int(r.total-off))], off)
+	}
 	skip := int(off - r.start())
 	n := 0
 	for n < len(dst) && skip+n < r.size {
@@ -122,6 +134,10 @@ func (r *ring) ReadFrom(off int64, max int) (data []byte, lost int64) {
 
 // release frees the storage; every byte counts as dropped from now on.
 func (r *ring) release() {
+	if r.file != nil {
+		r.file.Close()
+		r.file = nil
+	}
 	r.blocks, r.room, r.head, r.size = nil, 0, 0, 0
 }
 
@@ -132,6 +148,9 @@ func (r *ring) release() {
 func (r *ring) lineStart(n int) int64 {
 	if n <= 0 {
 		return r.total
+	}
+	if r.file != nil {
+		return r.fileLineStart(n)
 	}
 	end := r.size // bytes kept before end are left to search
 	if end > 0 {

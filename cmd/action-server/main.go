@@ -49,13 +49,10 @@ func main() {
 	if err := hideKeyFromEnviron(); err != nil {
 		fmt.Fprintf(os.Stderr, "action-server: %v: /proc/%d/environ still shows the API key\n", err, os.Getpid())
 	}
-	args := os.Args[1:]
-	if serverflags.IsLauncher(os.Args[0]) {
-		var err error
-		if args, err = serverflags.FromLauncher(args); err != nil {
-			fmt.Fprintf(os.Stderr, "action-server (as %s): %v\n", filepath.Base(os.Args[0]), err)
-			os.Exit(2)
-		}
+	args, err := serverflags.ServerArgs(os.Args[0], os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "action-server (as %s): %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(2)
 	}
 	if os.Getpid() == 1 && os.Getenv(initChildEnv) == "" {
 		os.Exit(runAsInit(args))
@@ -91,6 +88,11 @@ func run(args []string) int {
 		return 1
 	}
 	apiKey := key.key
+	fleet, err := readFleetConfig()
+	if err != nil {
+		log.Error("start-up failed", "error", err)
+		return 1
+	}
 	set, err := pluginRegistry(cfg.Host).New(cfg.Plugins)
 	if err != nil {
 		log.Error(err.Error())
@@ -156,10 +158,11 @@ func run(args []string) int {
 		exec.Close(context.Background())
 		return 1
 	}
-	if exposedWithoutKey(cfg.Host, apiKey) {
+	if exposedWithoutKey(cfg.Host, apiKey) && fleet.initToken == "" {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
-	srv := server.New(server.Options{APIKey: apiKey, AllowedOrigins: cfg.AllowOrigins, AllowedHosts: cfg.AllowHosts, Logger: log})
+	srv := server.New(server.Options{APIKey: apiKey, AllowedOrigins: cfg.AllowOrigins, AllowedHosts: cfg.AllowHosts, Logger: log,
+		InitToken: fleet.initToken, OpenMetrics: fleet.openMetrics})
 	if key.generated {
 		printGeneratedKey(os.Stderr, apiKey)
 	}
@@ -187,7 +190,7 @@ func run(args []string) int {
 	code := serveUntilEnd(ctx, shellUp, serveErr, log, func() {
 		log.Info("ready", "addr", ln.Addr().String(), "version", version, "startup", time.Since(start))
 	})
-	shutdown(httpSrv, exec, log)
+	drainAndShutdown(srv, httpSrv, exec, fleet.drainHold, log)
 	return code
 }
 

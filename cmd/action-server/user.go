@@ -29,9 +29,9 @@ type sandboxUser struct {
 // the server runs as root and it does not exist yet (as upstream does). With
 // no name given, or the name of the server's own user, nothing changes.
 func setupUser(name string, wantUID int, log *slog.Logger) (*sandboxUser, error) {
-	me, err := user.Current()
+	me, err := currentUser(log)
 	if err != nil {
-		return nil, fmt.Errorf("current user: %w", err)
+		return nil, err
 	}
 	if name == "" || name == me.Username {
 		return fromUser(me, false)
@@ -66,6 +66,32 @@ func setupUser(name string, wantUID int, log *slog.Logger) (*sandboxUser, error)
 		return fromUser(me, false)
 	}
 	return fromUser(u, true)
+}
+
+// currentUser is the account the server runs as. An arbitrary uid with no
+// passwd entry, as OpenShift and `--user 10001` give, is an account too:
+// os/user only knows it by $USER, which such a container usually lacks, so
+// it gets its uid as its name and $HOME (or /) as its home.
+func currentUser(log *slog.Logger) (*user.User, error) {
+	uid, gid := strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid())
+	u, err := user.LookupId(uid)
+	if err == nil {
+		return u, nil
+	}
+	var unknown user.UnknownUserIdError
+	if !errors.As(err, &unknown) {
+		return nil, fmt.Errorf("look up the current user (uid %s): %w", uid, err)
+	}
+	u = &user.User{Uid: uid, Gid: gid, Username: os.Getenv("USER"), HomeDir: os.Getenv("HOME")}
+	if u.Username == "" {
+		u.Username = uid
+	}
+	if u.HomeDir == "" {
+		u.HomeDir = "/"
+	}
+	log.Info("the server's uid has no passwd entry; using it as it is",
+		"uid", uid, "gid", gid, "name", u.Username, "home", u.HomeDir)
+	return u, nil
 }
 
 func fromUser(u *user.User, switchTo bool) (*sandboxUser, error) {

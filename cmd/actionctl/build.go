@@ -83,10 +83,11 @@ base image) and prints the tags, without building.`,
 	f.StringVar(&o.Repo, "repo", image.DefaultRepo, "repository of the tags")
 	f.BoolVar(&force, "force", false, "build from the base image even when an image could be reused")
 	f.StringVar(&dryRun, "dry-run", "", "write the build context to `DIR` and print the tags; build nothing")
-	f.StringVar(&builder, "builder", "auto", "docker, buildah, or auto: docker when an engine answers, else buildah")
+	f.StringVar(&builder, "builder", "auto", "docker, buildah, or auto: docker when an engine answers and docker buildx works, else buildah")
 	f.StringVar(&storage, "storage-driver", "", "buildah's storage driver, e.g. vfs (default: buildah's own)")
 	f.StringVar(&o.Platform, "platform", "", "target platform, e.g. linux/arm64 (the binary must match)")
 	f.BoolVar(&noBrowser, "no-browser", false, "leave Chromium out; the image's server refuses browser actions")
+	f.BoolVar(&o.NoAgentTools, "no-agent-tools", false, "leave out the tools agents expect (python, rg, curl, ps/pkill, build-essential)")
 	f.StringSliceVar(&o.Plugins, "plugins", nil, "plugins to install and start, comma-separated: jupyter, agent_skills, vscode")
 	f.StringVar(&o.ExtraDeps, "extra-deps", "", "a shell command run as root after the packages are in")
 	f.StringVar(&o.User, "username", "openhands", "sandbox user the image creates")
@@ -163,7 +164,7 @@ func pickBuilder(ctx context.Context, name, storageDriver string) (image.Builder
 		if buildah.Available() {
 			return buildah, nil
 		}
-		return nil, errors.New("no builder: no Docker engine answers and buildah is not installed (apt-get install buildah)")
+		return nil, errors.New("no builder: no Docker engine with buildx answers and buildah is not installed (apt-get install buildah)")
 	}
 	return nil, &usageError{fmt.Errorf("--builder %q: want auto, docker or buildah", name)}
 }

@@ -148,7 +148,7 @@ interactive and refuses --json; help, completion and --version ignore it.`,
 	root.PersistentFlags().StringVar(&a.apiKey, "api-key", "", "session API key (default $SESSION_API_KEY)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print one JSON document (JSON lines for streams), errors included")
 	root.AddCommand(a.waitCmd(), a.execCmd(), a.infoCmd(), a.sessionCmd(), a.signalCmd(), a.attachCmd(), a.browseCmd(),
-		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd(), a.mcpCmd(), a.buildCmd())
+		a.readCmd(), a.writeCmd(), a.editCmd(), a.uploadCmd(), a.downloadCmd(), a.cpCmd(), a.lsCmd(), a.watchCmd(), a.ipythonCmd(), a.mcpCmd(), a.buildCmd(), a.upCmd(), a.downCmd())
 	usageArgs(root)
 	return root
 }

@@ -137,9 +137,33 @@ type server struct {
 	cfg        serverflags.Config
 }
 
-func loadServer(t *testing.T) server {
+// manifests are the sandbox variants: each holds one Deployment and its
+// Service.
+var manifests = []string{"action-server.yaml", "action-server-restricted.yaml"}
+
+// loadFile decodes one manifest.
+func loadFile(t *testing.T, path string) objects {
 	t.Helper()
-	objs := loadAll(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var objs objects
+	require.NoError(t, decode(data, &objs), path)
+	return objs
+}
+
+// loadServer is the plain manifest's server.
+func loadServer(t *testing.T) server { return loadServerFrom(t, manifests[0]) }
+
+// eachServer runs f for the server of every manifest.
+func eachServer(t *testing.T, f func(t *testing.T, s server)) {
+	for _, m := range manifests {
+		t.Run(m, func(t *testing.T) { f(t, loadServerFrom(t, m)) })
+	}
+}
+
+func loadServerFrom(t *testing.T, path string) server {
+	t.Helper()
+	objs := loadFile(t, path)
 	require.Len(t, objs.deployments, 1)
 	d := objs.deployments[0]
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
@@ -172,16 +196,23 @@ func TestDeployment_ArgsMatchServerFlags(t *testing.T) {
 	assert.Equal(t, 1000, s.cfg.UserID)
 }
 
-func TestDeployment_ProbesHitAlive(t *testing.T) {
-	s := loadServer(t)
+func TestDeployment_ProbesHitTheOrchestratorRoutes(t *testing.T) {
+	eachServer(t, probesHitTheOrchestratorRoutes)
+}
+
+// Liveness must never wait or turn 503 (a drain or a slow start would get
+// the pod killed); readiness and start-up turn 503 until ready and while
+// draining.
+func probesHitTheOrchestratorRoutes(t *testing.T, s server) {
 	probes := []struct {
 		name     string
 		probe    *corev1.Probe
 		optional bool
+		path     string
 	}{
-		{"readiness", s.container.ReadinessProbe, false},
-		{"liveness", s.container.LivenessProbe, false},
-		{"startup", s.container.StartupProbe, true},
+		{"readiness", s.container.ReadinessProbe, false, "/readyz"},
+		{"liveness", s.container.LivenessProbe, false, "/livez"},
+		{"startup", s.container.StartupProbe, true, "/readyz"},
 	}
 	for _, p := range probes {
 		t.Run(p.name, func(t *testing.T) {
@@ -190,7 +221,7 @@ func TestDeployment_ProbesHitAlive(t *testing.T) {
 			}
 			require.NotNil(t, p.probe)
 			require.NotNil(t, p.probe.HTTPGet, "probe must be httpGet")
-			assert.Equal(t, "/alive", p.probe.HTTPGet.Path)
+			assert.Equal(t, p.path, p.probe.HTTPGet.Path)
 			assert.Equal(t, s.cfg.Port, resolvePort(p.probe.HTTPGet.Port, s.container.Ports), "probe port %s", p.probe.HTTPGet.Port.String())
 			assert.Contains(t, []corev1.URIScheme{"", corev1.URISchemeHTTP}, p.probe.HTTPGet.Scheme)
 		})
@@ -200,8 +231,9 @@ func TestDeployment_ProbesHitAlive(t *testing.T) {
 // readmeSecret finds the README's `kubectl create secret` line.
 var readmeSecret = regexp.MustCompile(`kubectl create secret generic (\S+) --from-literal=([\w.-]+)=`)
 
-func TestDeployment_APIKeyFromSecret(t *testing.T) {
-	s := loadServer(t)
+func TestDeployment_APIKeyFromSecret(t *testing.T) { eachServer(t, apiKeyFromSecret) }
+
+func apiKeyFromSecret(t *testing.T, s server) {
 	var ref *corev1.SecretKeySelector
 	for _, e := range s.container.Env {
 		if e.Name == "SESSION_API_KEY" {
@@ -234,15 +266,17 @@ func TestDeployment_APIKeyFromSecret(t *testing.T) {
 	assert.True(t, provided[ref.Name+"/"+ref.Key], "no Secret %q with key %q in the manifests or README.md (have %v)", ref.Name, ref.Key, provided)
 }
 
-func TestDeployment_GracePeriodExceedsDrain(t *testing.T) {
-	s := loadServer(t)
+func TestDeployment_GracePeriodExceedsDrain(t *testing.T) { eachServer(t, gracePeriodExceedsDrain) }
+
+func gracePeriodExceedsDrain(t *testing.T, s server) {
 	grace := s.deployment.Spec.Template.Spec.TerminationGracePeriodSeconds
 	require.NotNil(t, grace)
 	assert.Greater(t, time.Duration(*grace)*time.Second, serverDrain)
 }
 
-func TestDeployment_ResourceRequests(t *testing.T) {
-	s := loadServer(t)
+func TestDeployment_ResourceRequests(t *testing.T) { eachServer(t, resourceRequests) }
+
+func resourceRequests(t *testing.T, s server) {
 	res := s.container.Resources
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		q, ok := res.Requests[name]
@@ -257,12 +291,18 @@ func TestDeployment_ResourceRequests(t *testing.T) {
 }
 
 func TestService_TargetsServerPort(t *testing.T) {
-	s := loadServer(t)
+	for _, m := range manifests {
+		t.Run(m, func(t *testing.T) { serviceTargetsServerPort(t, loadServerFrom(t, m), loadFile(t, m).services) })
+	}
+}
+
+func serviceTargetsServerPort(t *testing.T, s server, services []corev1.Service) {
 	podLabels := s.deployment.Spec.Template.Labels
 	sel, err := metav1.LabelSelectorAsSelector(s.deployment.Spec.Selector)
 	require.NoError(t, err)
 	assert.True(t, sel.Matches(labels.Set(podLabels)), "deployment selector does not match its pods")
-	for _, svc := range loadAll(t).services {
+	require.NotEmpty(t, services)
+	for _, svc := range services {
 		require.NotEmpty(t, svc.Spec.Selector, svc.Name)
 		for k, v := range svc.Spec.Selector {
 			assert.Equal(t, v, podLabels[k], "service %s selector %s", svc.Name, k)
@@ -310,4 +350,50 @@ func TestDecode_Secret(t *testing.T) {
 	require.Len(t, objs.secrets, 1)
 	assert.Contains(t, objs.secrets[0].StringData, "session-api-key")
 	assert.Error(t, decode([]byte(strings.Replace(secret, "stringData", "stringdata", 1)), &objects{}))
+}
+
+// The restricted Pod Security Standard, field by field
+// (kubernetes.io/docs/concepts/security/pod-security-standards), and what
+// the server then needs: a writable workspace and /tmp on a read-only root.
+func TestRestricted_MeetsThePodSecurityStandard(t *testing.T) {
+	s := loadServerFrom(t, "action-server-restricted.yaml")
+	pod := s.deployment.Spec.Template.Spec
+	c := s.container
+	require.NotNil(t, pod.SecurityContext)
+	require.NotNil(t, c.SecurityContext)
+	psc, csc := pod.SecurityContext, c.SecurityContext
+
+	runAsNonRoot := psc.RunAsNonRoot != nil && *psc.RunAsNonRoot || csc.RunAsNonRoot != nil && *csc.RunAsNonRoot
+	assert.True(t, runAsNonRoot, "runAsNonRoot")
+	for _, uid := range []*int64{psc.RunAsUser, csc.RunAsUser} {
+		assert.False(t, uid != nil && *uid == 0, "runAsUser must not be 0")
+	}
+	assert.True(t, csc.AllowPrivilegeEscalation != nil && !*csc.AllowPrivilegeEscalation, "allowPrivilegeEscalation: false")
+	assert.False(t, csc.Privileged != nil && *csc.Privileged, "not privileged")
+	require.NotNil(t, csc.Capabilities, "capabilities")
+	assert.Contains(t, csc.Capabilities.Drop, corev1.Capability("ALL"))
+	assert.Empty(t, csc.Capabilities.Add, "no capability added back")
+	seccomp := csc.SeccompProfile
+	if seccomp == nil {
+		seccomp = psc.SeccompProfile
+	}
+	require.NotNil(t, seccomp, "seccompProfile")
+	assert.Contains(t, []corev1.SeccompProfileType{corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeLocalhost}, seccomp.Type)
+	assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC, "no host namespaces")
+	for _, v := range pod.Volumes {
+		assert.Nil(t, v.HostPath, "volume %s: no hostPath", v.Name)
+	}
+
+	// What the server needs there: it starts as the pod's uid, so no
+	// sandbox user to switch to, and the places it writes are volumes.
+	assert.Empty(t, s.cfg.Username, "no --username: the server cannot switch users")
+	assert.True(t, csc.ReadOnlyRootFilesystem != nil && *csc.ReadOnlyRootFilesystem, "readOnlyRootFilesystem")
+	mounted := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		assert.False(t, m.ReadOnly, m.MountPath)
+		mounted[m.MountPath] = true
+	}
+	for _, dir := range []string{s.cfg.WorkDir, "/tmp"} {
+		assert.True(t, mounted[dir], "%s is writable (a volume)", dir)
+	}
 }

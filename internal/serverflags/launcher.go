@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // LauncherName is the program OpenHands' host runs to start its server in
@@ -34,4 +35,26 @@ func FromLauncher(args []string) ([]string, error) {
 		return nil, errors.New("no '-m <server module>' in the command line: this launcher starts the action server")
 	}
 	return args[i+2:], nil
+}
+
+// ServerArgs returns the server's own arguments from its command line,
+// whichever of three forms started it:
+//
+//   - its own flags (the image's default command);
+//   - the launcher's command line, with the binary started under the
+//     launcher's name (the link in the image);
+//   - the launcher's path followed by its command line, given to the
+//     server as arguments. An engine that ignores the empty entrypoint the
+//     host asks for (podman before 5.6) keeps the image's entrypoint, the
+//     server, and appends the host's whole command to it.
+func ServerArgs(argv0 string, args []string) ([]string, error) {
+	if IsLauncher(argv0) {
+		return FromLauncher(args)
+	}
+	// Only a path names the launcher here: a bare word in first place is
+	// a port or a flag's value.
+	if len(args) > 0 && strings.Contains(args[0], "/") && IsLauncher(args[0]) {
+		return FromLauncher(args[1:])
+	}
+	return args, nil
 }

@@ -49,3 +49,36 @@ func TestIsLauncher(t *testing.T) {
 	assert.False(t, IsLauncher("/openhands/bin/action-server"))
 	assert.False(t, IsLauncher("micromamba-shim"))
 }
+
+func TestServerArgs_AcceptsEveryFormTheServerIsStartedIn(t *testing.T) {
+	host := []string{"run", "-n", "openhands", "poetry", "run", "python", "-u", "-m",
+		"openhands.runtime.action_execution_server", "31234", "--working-dir", "/workspace"}
+	own := []string{"31234", "--working-dir", "/workspace"}
+	for _, tc := range []struct {
+		name  string
+		argv0 string
+		args  []string
+	}{
+		{"its own flags", "/openhands/bin/action-server", own},
+		{"under the launcher's name", "/openhands/micromamba/bin/micromamba", host},
+		{"the launcher's path as first argument", "/openhands/bin/action-server",
+			append([]string{"/openhands/micromamba/bin/micromamba"}, host...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, err := ServerArgs(tc.argv0, tc.args)
+			require.NoError(t, err)
+			assert.Equal(t, own, args)
+		})
+	}
+}
+
+func TestServerArgs_RefusesTheLauncherPathWithAnotherCommand(t *testing.T) {
+	_, err := ServerArgs("/openhands/bin/action-server", []string{"/openhands/micromamba/bin/micromamba", "install", "numpy"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "this launcher starts the action server")
+
+	// A bare word is not the launcher's path: the flag parser judges it.
+	args, err := ServerArgs("/openhands/bin/action-server", []string{"micromamba"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"micromamba"}, args)
+}

@@ -44,6 +44,9 @@ func scenarios() []scenario {
 		{"start to first result", measureStartToFirstResult},
 		{"memory after 10,000 actions", measureMemoryAfterActions},
 		{"memory comes back", measureMemoryComesBack},
+		{"fleet: anonymous memory after bulk output", measureAnonAfterBulkOutput},
+		{"fleet: density", measureDensity},
+		{"fleet: readiness flip", measureReadinessFlip},
 		{"big output", measureBigOutput},
 		{"pipe mode", measurePipeBulkOutput},
 		{"stream", measureStream},
@@ -56,6 +59,8 @@ func scenarios() []scenario {
 		{"mcp", measureMCP},
 		{"upstream peer", measureUpstreamPeer},
 		{"swe-rex peer", measureSwerexPeer},
+		{"container", measureContainer},
+		{"envd peer", measureEnvdPeer},
 	}
 }
 
@@ -163,6 +168,13 @@ Notes:
   The ratio is how many times upstream is slower or bigger (for
   throughput: how many times ours is faster). Idle RSS counts the whole
   process tree, upstream's daemonised tmux server included.
+- The "density" rows sum the proportional set size (PSS) of N idle
+  servers started side by side: pages they share, the binary's first,
+  count once across them, as a node packing sandboxes pays for them.
+  "RssAnon" is a process's anonymous memory (heap, stacks), without the
+  binary's pages or the page cache that holds finished output moved out
+  of the heap. The readiness flip is timed from SIGTERM to the first 503
+  of /readyz polled back to back.
 - The "swe-rex:" rows put swe-rex 1.4.0's own swerex-remote (from
   compat/swerex/.venv) in the floor column, beside ours started as
   swerex-remote, in the same run, driven by one Go client that opens a

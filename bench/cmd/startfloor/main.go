@@ -33,6 +33,7 @@ import (
 	_ "github.com/actionserver/actionserver/plugins/vscode"
 	_ "github.com/actionserver/actionserver/server"
 	_ "github.com/actionserver/actionserver/shell"
+	_ "github.com/actionserver/actionserver/swerex"
 )
 
 func main() {
