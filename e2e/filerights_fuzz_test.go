@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
 
@@ -26,8 +27,8 @@ import (
 const routeFuzzOps = 400
 
 // TestFileRoutes_RandomPathsReachNothingForbidden sends every file route
-// (read, view, write, edit, upload_file, download_files, list_files and the
-// file viewer) random paths built of "..", ".", NUL bytes, over-long names,
+// (read, view, write, edit, upload_file, download_files, list_files, the
+// file viewer and the native byte-level /files routes) random paths built of "..", ".", NUL bytes, over-long names,
 // the links an agent planted and absolute jumps, with a fixed seed. The
 // invariant: nothing the sandbox user could not reach is read (no answer
 // carries the secret) or written (the forbidden files and directories are
@@ -153,7 +154,7 @@ func (z *routeFuzzer) one(i int) {
 	defer cancel()
 	p := z.path()
 	var answer string
-	route := z.rng.IntN(11)
+	route := z.rng.IntN(17)
 	switch route {
 	case 0:
 		obs, err := z.s.Client.Execute(ctx, event.NewFileRead(p))
@@ -193,6 +194,33 @@ func (z *routeFuzzer) one(i int) {
 	case 8:
 		names, err := z.s.Client.ListFiles(ctx, p)
 		answer = strings.Join(names, "\n") + textOf(nil, err)
+	case 11:
+		fr, err := z.s.Client.OpenFile(ctx, p, 0)
+		if err == nil {
+			b, _ := io.ReadAll(fr)
+			fr.Close()
+			answer = string(b)
+		}
+		answer += textOf(nil, err)
+	case 12:
+		_, err := z.s.Client.WriteFile(ctx, p, strings.NewReader("fuzz"), client.WriteFileOptions{NoParents: z.rng.IntN(2) == 0})
+		answer = textOf(nil, err)
+	case 13:
+		info, err := z.s.Client.StatFile(ctx, p)
+		answer = fmt.Sprint(info) + textOf(nil, err)
+		list, err := z.s.Client.ListDir(ctx, p)
+		answer += fmt.Sprint(list) + textOf(nil, err)
+	case 14:
+		err := z.s.Client.Mkdir(ctx, p, "", z.rng.IntN(2) == 0)
+		answer = textOf(nil, err)
+	case 15:
+		err := z.s.Client.Move(ctx, z.path(), p, z.rng.IntN(2) == 0)
+		answer = textOf(nil, err)
+		err = z.s.Client.Chmod(ctx, p, "0777")
+		answer += textOf(nil, err)
+	case 16:
+		err := z.s.Client.Remove(ctx, p, z.rng.IntN(2) == 0)
+		answer = textOf(nil, err)
 	default:
 		resp, err := http.Get(z.viewer + "/view?path=" + url.QueryEscape(p))
 		if err == nil {

@@ -90,7 +90,11 @@ func (f forbidden) untouched(t *testing.T) {
 		fi, err := os.Stat(p)
 		require.NoError(t, err)
 		assert.EqualValues(t, 0, fi.Sys().(*syscall.Stat_t).Uid, "%s changed owner", p)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "%s changed mode", p)
 	}
+	fi, err := os.Stat(f.dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "%s changed mode", f.dir)
 	entries, err := os.ReadDir(f.dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "something was created in the root-only directory")
