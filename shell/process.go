@@ -30,8 +30,8 @@ type process struct {
 	nonce   string
 	dir     string // session files: rc and command
 	cmdFile string
-	uid     int // for files the shell reads: -1 when it is the server's user
-	gid     int
+	uid     int // the shell's user when it is another: -1 when it is the server's
+	gid     int // its group, which may read the session directory; -1 likewise
 	// userUID and userGIDs are the shell's user, for resolving `which`.
 	userUID  int
 	userGIDs []int
@@ -165,12 +165,12 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 	}()
 	p.dir = sessDir
 	p.cmdFile = filepath.Join(sessDir, "command")
-	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, uid: p.uid, gid: p.gid}
+	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, gid: p.gid, nonce: p.nonce}
 	p.budget = opts.Budget
-	if p.uid >= 0 {
-		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
-			return fmt.Errorf("session directory owner: %w", err)
-		}
+	// The directory stays the server's (see cmdFile); the shell's user
+	// reads it through its group.
+	if err := p.cmdOut.ensureDir(); err != nil {
+		return err
 	}
 	rc := filepath.Join(sessDir, "rc")
 	if err := os.WriteFile(rc, []byte(rcScript(p.nonce, p.cmdFile, dir)), 0o644); err != nil {
@@ -338,6 +338,11 @@ func (p *process) onOSC(cmd int, data []byte) {
 				close(p.promptDone)
 			}
 		}
+	case markStale:
+		// bash found no command of ours in the command file and ran
+		// nothing: mend the file before the next command.
+		p.cmdOut.stale.Store(true)
+		p.log.Warn("the shell could not read its command file; the command was not run", "file", p.cmdFile)
 	case markField, markDone:
 		if p.phase != phaseMeta {
 			return

@@ -1,0 +1,119 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRun_UnreadableCommandFileRunsNothingStale breaks the command file
+// the ways an agent can (as the shell's user it finds it in $__as_f) and
+// checks that the next command fails with a clear message instead of
+// running the previous command again, and that the one after it runs.
+func TestRun_UnreadableCommandFileRunsNothingStale(t *testing.T) {
+	cases := []struct {
+		name     string
+		break_   string // run after the counter is bumped
+		needUser bool   // permissions do not stop root
+	}{
+		{"swapped for a directory", `mv "$__as_f" "$__as_f.old" && mkdir "$__as_f"`, false},
+		{"swapped for an old copy", `cp "$__as_f" "$__as_f.old" && mv "$__as_f" "$__as_f.cur" && mv "$__as_f.old" "$__as_f"`, false},
+		{"made unreadable", `chmod 000 "$__as_f"`, true},
+		{"directory made unsearchable", `chmod 000 "${__as_f%/*}"`, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needUser && os.Geteuid() == 0 {
+				t.Skip("root reads files whatever their mode")
+			}
+			s := newSession(t, nil)
+			counter := filepath.Join(t.TempDir(), "counter")
+			res := run(t, s, done("echo x >>"+counter+"; "+tc.break_, false))
+			require.Equal(t, 0, res.Metadata.ExitCode, res.Content)
+
+			res = run(t, s, done("echo second", false))
+			assert.Contains(t, res.Content, staleMessage)
+			assert.NotContains(t, res.Content, "second")
+			assert.Equal(t, 1, res.Metadata.ExitCode, "a command that did not run fails")
+			data, err := os.ReadFile(counter)
+			require.NoError(t, err)
+			assert.Equal(t, "x\n", string(data), "the previous command ran once only")
+
+			res = run(t, s, done("echo third", false))
+			assert.Equal(t, "third", res.Content, "the server mends the file for the next command")
+			assert.Equal(t, 0, res.Metadata.ExitCode)
+		})
+	}
+}
+
+// TestCommandFile_NeverWritesThroughALink plants links where the command
+// file is re-created and checks that their targets stay untouched.
+func TestCommandFile_NeverWritesThroughALink(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("precious\n"), 0o600))
+
+	t.Run("a link at the file's path", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "sess")
+		c := &cmdFile{path: filepath.Join(dir, "command"), dir: dir, gid: -1, nonce: "n"}
+		require.NoError(t, c.ensureDir())
+		require.NoError(t, os.Symlink(victim, c.path))
+		require.NoError(t, c.write("echo hi"))
+		defer c.close()
+		fi, err := os.Lstat(c.path)
+		require.NoError(t, err)
+		assert.True(t, fi.Mode().IsRegular(), "the link was replaced by a file")
+		data, err := os.ReadFile(c.path)
+		require.NoError(t, err)
+		assert.Equal(t, "n00000000000000000001\necho hi", string(data))
+	})
+	t.Run("a link where the directory was", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "sess")
+		require.NoError(t, os.Symlink(filepath.Dir(victim), dir))
+		c := &cmdFile{path: filepath.Join(dir, "victim"), dir: dir, gid: -1, nonce: "n"}
+		err := c.write("echo hi")
+		assert.ErrorContains(t, err, "replaced")
+	})
+	data, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "precious\n", string(data))
+}
+
+// TestSession_DirectoryIsTheServers checks that the session directory and
+// command file of a shell run as another user belong to the server, which
+// the shell's user cannot plant links in, and that the user can read them.
+func TestSession_DirectoryIsTheServers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a shell as another user needs root")
+	}
+	const uid, gid = 65534, 65534 // nobody
+	tmp := t.TempDir()
+	require.NoError(t, os.Chmod(tmp, 0o1777))
+	work := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(work), 0o755))
+	require.NoError(t, os.Chmod(work, 0o777))
+	s := newSession(t, func(o *Options) {
+		o.TempDir = tmp
+		o.Dir = work
+		o.Credential = &syscall.Credential{Uid: uid, Gid: gid}
+	})
+	res := run(t, s, done(`echo "$(id -u) ${__as_f%/*}"`, false))
+	require.Equal(t, 0, res.Metadata.ExitCode, res.Content)
+	fields := strings.Fields(res.Content)
+	require.Len(t, fields, 2, res.Content)
+	assert.Equal(t, "65534", fields[0])
+	fi, err := os.Lstat(fields[1])
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, uint32(0), st.Uid, "the server owns the session directory")
+	assert.Equal(t, uint32(gid), st.Gid, "the shell's user reads it through its group")
+	assert.Equal(t, os.FileMode(0o750), fi.Mode().Perm())
+
+	res = run(t, s, done(`ln -s /etc/passwd "$__as_f.x" && echo planted`, false))
+	assert.NotContains(t, res.Content, "planted")
+	assert.Contains(t, res.Content, "Permission denied")
+}
