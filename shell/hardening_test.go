@@ -1,11 +1,14 @@
 package shell
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +119,49 @@ func TestSession_DirectoryIsTheServers(t *testing.T) {
 	res = run(t, s, done(`ln -s /etc/passwd "$__as_f.x" && echo planted`, false))
 	assert.NotContains(t, res.Content, "planted")
 	assert.Contains(t, res.Content, "Permission denied")
+}
+
+// TestStart_HangingRcFileFailsAtTheDeadline gives bash a ~/.bashrc that
+// waits, as one waiting on a stale lock does: the start fails at the
+// deadline with an error that names the start-up files and shows what
+// they printed, nothing of that bash is left, and a later start succeeds.
+func TestStart_HangingRcFileFailsAtTheDeadline(t *testing.T) {
+	home := t.TempDir()
+	pidFile := filepath.Join(home, "sleeper.pid")
+	rc := filepath.Join(home, ".bashrc")
+	require.NoError(t, os.WriteFile(rc, []byte(
+		"echo waiting for the lock\nsleep 600 &\necho $! >"+pidFile+"\nwait\n"), 0o644))
+	opts := Options{
+		Dir:          t.TempDir(),
+		Env:          []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8"},
+		StartTimeout: time.Second,
+	}
+	_, err := Start(context.Background(), opts)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrStartTimeout)
+	assert.Contains(t, err.Error(), "~/.bashrc")
+	assert.Contains(t, err.Error(), "waiting for the lock")
+
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond,
+		"what the rc file started was ended")
+
+	require.NoError(t, os.WriteFile(rc, []byte("echo fixed\n"), 0o644))
+	s, err := Start(context.Background(), opts)
+	require.NoError(t, err, "a later start succeeds")
+	closeSession(s)
+}
+
+// gone reports whether pid has exited (a zombie waiting for its parent
+// counts as exited).
+func gone(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }

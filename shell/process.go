@@ -94,6 +94,8 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	go p.readLoop()
 	go p.reap()
 
+	deadline := time.NewTimer(opts.StartTimeout)
+	defer deadline.Stop()
 	select {
 	case <-p.ready:
 		// Later: it reads the whole of /tmp, and would take CPU from
@@ -103,10 +105,31 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	case <-p.exited:
 		p.close(noGrace())
 		return nil, fmt.Errorf("bash exited during start-up with status %d", p.exitStatus)
+	case <-deadline.C:
+		// Ended before it is described, so that what it printed last
+		// is in.
+		p.close(noGrace())
+		err := fmt.Errorf("%w: bash gave no prompt within %s. Its start-up files (/etc/bash.bashrc, ~/.bashrc and what they source) "+
+			"are the likely cause: something in them waits (a lock, the network, input). It was ended; the next action starts a new one",
+			ErrStartTimeout, opts.StartTimeout)
+		if out := p.startupOutput(); out != "" {
+			err = fmt.Errorf("%w. It printed: %s", err, out)
+		}
+		return nil, err
 	case <-ctx.Done():
 		p.close(noGrace())
 		return nil, fmt.Errorf("start bash: %w", ctx.Err())
 	}
+}
+
+// startupOutput returns the end of what bash printed before its first
+// prompt, for an error that says why it never came.
+func (p *process) startupOutput() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.scr.flush()
+	data, _ := p.idle.ReadFrom(p.idle.total-300, -1)
+	return strings.TrimSpace(strings.ToValidUTF8(string(data), ""))
 }
 
 // newProcess prepares a process for opts; it holds nothing to release yet.

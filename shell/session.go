@@ -47,6 +47,12 @@ type Options struct {
 	// Budget, when set, bounds the finished commands' output across every
 	// session sharing it; nil means no bound beyond OutputLimit.
 	Budget *OutputBudget
+	// StartTimeout bounds a shell's start-up, until its first prompt: bash
+	// runs the user's start-up files first, and a command in them that
+	// waits (a lock, the network, input) would otherwise hold every
+	// request; default 30s. A start that fails this way returns an error
+	// that matches ErrStartTimeout.
+	StartTimeout time.Duration
 }
 
 func (o *Options) setDefaults() error {
@@ -91,8 +97,18 @@ func (o *Options) setDefaults() error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
 	return nil
 }
+
+// DefaultStartTimeout is Options.StartTimeout's default.
+const DefaultStartTimeout = 30 * time.Second
+
+// ErrStartTimeout is matched by the error of a shell that did not reach its
+// first prompt within Options.StartTimeout. A later start may succeed.
+var ErrStartTimeout = errors.New("the shell did not start in time")
 
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("shell session is closed")

@@ -189,6 +189,10 @@ func serveUntilEnd(ctx context.Context, shellUp <-chan error, serveErr <-chan er
 			switch {
 			case err == nil:
 				ready()
+			case errors.Is(err, shell.ErrStartTimeout):
+				// Its start-up files hang (the executor logged why):
+				// the server stays up, the next action that needs the
+				// shell starts it again and reports the failure.
 			case ctx.Err() == nil:
 				log.Error("start-up failed", "error", err)
 				return 1
@@ -242,8 +246,9 @@ func prepareSandbox(cfg serverflags.Config, log *slog.Logger) (*sandbox, error) 
 
 // timeouts are the ones the environment may set; zero means the default.
 type timeouts struct {
-	noChange time.Duration // NO_CHANGE_TIMEOUT_SECONDS
-	mcpCall  time.Duration // MCP_CALL_TIMEOUT
+	noChange   time.Duration // NO_CHANGE_TIMEOUT_SECONDS
+	mcpCall    time.Duration // MCP_CALL_TIMEOUT
+	shellStart time.Duration // SHELL_START_TIMEOUT_SECONDS
 }
 
 // readTimeouts reads the timeouts from the environment; a value that is
@@ -253,7 +258,7 @@ func readTimeouts() (timeouts, error) {
 	for _, v := range []struct {
 		name string
 		to   *time.Duration
-	}{{"NO_CHANGE_TIMEOUT_SECONDS", &t.noChange}, {"MCP_CALL_TIMEOUT", &t.mcpCall}} {
+	}{{"NO_CHANGE_TIMEOUT_SECONDS", &t.noChange}, {"MCP_CALL_TIMEOUT", &t.mcpCall}, {"SHELL_START_TIMEOUT_SECONDS", &t.shellStart}} {
 		s := os.Getenv(v.name)
 		if s == "" {
 			continue
@@ -280,6 +285,8 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		// primary group; only root can give files away at all.
 		owner = &chown.Owner{UID: sb.user.UID, GID: sb.user.UID}
 	}
+	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)),
+		NoChangeTimeout: t.noChange, StartTimeout: t.shellStart}
 	return executor.Options{
 		Started:       started,
 		WorkDir:       sb.workDir,
@@ -287,7 +294,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		Credential:    sb.user.Credential,
 		FileOwner:     owner,
 		Env:           sb.env,
-		Shell:         shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)), NoChangeTimeout: t.noChange},
+		Shell:         shellOpts,
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
