@@ -16,6 +16,7 @@ import (
 	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
+	"github.com/actionserver/actionserver/shell"
 )
 
 // nobody is the unprivileged account the non-root servers run as.
@@ -183,4 +184,98 @@ func killLeftovers(t *testing.T, pids *[]int) {
 			}
 		}
 	})
+}
+
+// orphanCommand starts, and leaves behind, a process in the command's
+// group, one that ignores SIGTERM, and one that job control moved to a
+// group of its own; each writes its pid to file.
+func orphanCommand(file string) string {
+	return `sleep 1000 & echo $! >>` + file + `
+(trap '' TERM; exec sleep 1001) & echo $! >>` + file + `
+set -m; sleep 1002 & echo $! >>` + file
+}
+
+// TestPipe_OrphansDieWithTheSessionAndTheServer: what piped commands left
+// running used to survive DELETE /sessions/{id} (50 of 50) and the
+// server's SIGTERM (30 of 30). Now both end them, within the shutdown's
+// five seconds, as root for a sandbox user and as the server's own user.
+func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
+	starts := []struct {
+		name  string
+		start func(t *testing.T) *server
+	}{
+		{"as the server's user", func(t *testing.T) *server { return startServer(t, startOpts{}) }},
+		{"as root for a sandbox user", func(t *testing.T) *server { s, _ := startAsSandboxUser(t); return s }},
+	}
+	for _, st := range starts {
+		t.Run(st.name, func(t *testing.T) {
+			s := st.start(t)
+			ctx := ctxT(t)
+			var all []int
+			killLeftovers(t, &all)
+			orphans := func(session string) []int {
+				file := filepath.Join(s.WorkDir, session+".pids")
+				for range 5 {
+					_, err := s.Client.StartPipe(ctx, session, orphanCommand(file), client.PipeOptions{})
+					require.NoError(t, err)
+				}
+				pids := pidsIn(t, file, 15)
+				all = append(all, pids...)
+				return pids
+			}
+
+			_, err := s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "doomed"})
+			require.NoError(t, err)
+			pids := orphans("doomed")
+			require.NoError(t, s.Client.DeleteSession(ctx, "doomed"))
+			for _, pid := range pids {
+				assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond,
+					"pid %d ended with its session", pid)
+			}
+
+			_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "kept"})
+			require.NoError(t, err)
+			pids = append(orphans("kept"), orphans("default")...)
+			start := time.Now()
+			require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+			select {
+			case <-s.exited:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the server did not exit after SIGTERM")
+			}
+			assert.Less(t, time.Since(start), 5*time.Second, "shutdown stays within five seconds")
+			for _, pid := range pids {
+				assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond,
+					"pid %d ended with the server", pid)
+			}
+		})
+	}
+}
+
+// TestPipe_TooManyAtOnceAnswer429: piped commands per session were
+// unbounded; past the cap a start is refused with 429 until one ends.
+func TestPipe_TooManyAtOnceAnswer429(t *testing.T) {
+	s := startServer(t, startOpts{})
+	ctx := ctxT(t)
+	var ids []int64
+	for range shell.DefaultMaxPipes {
+		c, err := s.Client.StartPipe(ctx, "default", "exec sleep 1000", client.PipeOptions{})
+		require.NoError(t, err)
+		ids = append(ids, c.ID)
+	}
+	_, err := s.Client.StartPipe(ctx, "default", "echo one too many", client.PipeOptions{})
+	var apiErr *client.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 429, apiErr.StatusCode)
+	assert.Contains(t, apiErr.Detail, "piped commands")
+
+	// The first: more run than the session's history holds, and every
+	// running one stays reachable.
+	last := ids[0]
+	require.NoError(t, s.Client.SignalPipe(ctx, "default", last, "SIGKILL"))
+	// Its place is free once it has ended: until then, 429.
+	assert.Eventually(t, func() bool {
+		_, err = s.Client.StartPipe(ctx, "default", "echo room again", client.PipeOptions{})
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond, "an ended command frees its place: %v", err)
 }

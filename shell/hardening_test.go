@@ -165,3 +165,85 @@ func gone(pid int) bool {
 	i := strings.LastIndexByte(string(stat), ')')
 	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
+
+// readPIDs waits until file holds n pids, one a line, and returns them.
+func readPIDs(t *testing.T, file string, n int) []int {
+	t.Helper()
+	var pids []int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(data)) {
+			pid, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			pids = append(pids, pid)
+		}
+		return len(pids) >= n
+	}, 30*time.Second, 10*time.Millisecond)
+	return pids
+}
+
+// orphanScript starts, and leaves behind, a process in the command's group,
+// one that ignores SIGTERM, and one in a group of its own (job control
+// moves it), each writing its pid to file.
+func orphanScript(file string) string {
+	return `sleep 1000 & echo $! >>` + file + `
+(trap '' TERM; exec sleep 1001) & echo $! >>` + file + `
+set -m; sleep 1002 & echo $! >>` + file
+}
+
+// TestPipe_OrphansEndWithTheSession: processes a piped command left
+// running used to outlive its session. Now they end with it, those that
+// ignore SIGTERM included, wherever in the command's session they moved.
+func TestPipe_OrphansEndWithTheSession(t *testing.T) {
+	s := newSession(t, nil)
+	file := filepath.Join(t.TempDir(), "pids")
+	c, err := s.StartPipe(context.Background(), orphanScript(file), PipeOptions{})
+	require.NoError(t, err)
+	waitDone(t, c)
+	pids := readPIDs(t, file, 3)
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if !gone(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	for _, pid := range pids {
+		require.False(t, gone(pid), "pid %d runs on after its command", pid)
+	}
+	// Another piped command keeps running till the end too.
+	c2, err := s.StartPipe(context.Background(), "exec sleep 1003", PipeOptions{})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	s.Close(ctx)
+	waitDone(t, c2)
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
+	}
+}
+
+// TestPipe_RunningAtOnceAreCapped: piped commands were unbounded per
+// session. Past Options.MaxPipes they are refused until one ends.
+func TestPipe_RunningAtOnceAreCapped(t *testing.T) {
+	s := newSession(t, func(o *Options) { o.MaxPipes = 2 })
+	var cmds []*Command
+	for range 2 {
+		c, err := s.StartPipe(context.Background(), "exec sleep 1000", PipeOptions{})
+		require.NoError(t, err)
+		cmds = append(cmds, c)
+	}
+	_, err := s.StartPipe(context.Background(), "echo one too many", PipeOptions{})
+	require.ErrorIs(t, err, ErrTooManyPipes)
+
+	require.NoError(t, s.SignalPipe(cmds[0].ID, syscall.SIGKILL))
+	waitDone(t, cmds[0])
+	c, err := s.StartPipe(context.Background(), "echo room again", PipeOptions{})
+	require.NoError(t, err, "an ended command frees its place")
+	waitDone(t, c)
+}

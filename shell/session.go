@@ -53,6 +53,10 @@ type Options struct {
 	// request; default 30s. A start that fails this way returns an error
 	// that matches ErrStartTimeout.
 	StartTimeout time.Duration
+	// MaxPipes bounds the piped commands that run at once in the
+	// session (StartPipe); default 64. More are refused with
+	// ErrTooManyPipes.
+	MaxPipes int
 }
 
 func (o *Options) setDefaults() error {
@@ -100,8 +104,14 @@ func (o *Options) setDefaults() error {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
 	}
+	if o.MaxPipes <= 0 {
+		o.MaxPipes = DefaultMaxPipes
+	}
 	return nil
 }
+
+// DefaultMaxPipes is Options.MaxPipes's default.
+const DefaultMaxPipes = 64
 
 // DefaultStartTimeout is Options.StartTimeout's default.
 const DefaultStartTimeout = 30 * time.Second
