@@ -279,3 +279,47 @@ func TestPipe_TooManyAtOnceAnswer429(t *testing.T) {
 		return err == nil
 	}, 30*time.Second, 10*time.Millisecond, "an ended command frees its place: %v", err)
 }
+
+// TestSession_SetsidEscapeesDieWhereCgroupsAre: a process that calls
+// setsid leaves its terminal session and process group; where the server
+// can manage cgroup v2 (root here), the session's cgroup ends it too, on
+// DELETE and on SIGTERM.
+func TestSession_SetsidEscapeesDieWhereCgroupsAre(t *testing.T) {
+	probe, err := shell.NewCgroups()
+	if err != nil {
+		t.Skipf("no cgroup v2 to manage here: %v", err)
+	}
+	require.NoError(t, probe.Close())
+	s, _ := startAsSandboxUser(t)
+	ctx := ctxT(t)
+	var all []int
+	killLeftovers(t, &all)
+	escapees := func(session string) []int {
+		file := filepath.Join(s.WorkDir, session+".pids")
+		// setsid forks when it leads a group already: the process
+		// writes its own pid.
+		escape := `setsid bash -c 'echo $$ >>` + file + `; exec sleep 1000' &`
+		_, err := s.Client.StartPipe(ctx, session, escape, client.PipeOptions{})
+		require.NoError(t, err)
+		_, err = s.Client.StartCommand(ctx, session, escape)
+		require.NoError(t, err)
+		pids := pidsIn(t, file, 2)
+		all = append(all, pids...)
+		return pids
+	}
+	_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "doomed"})
+	require.NoError(t, err)
+	pids := escapees("doomed")
+	require.NoError(t, s.Client.DeleteSession(ctx, "doomed"))
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with its session", pid)
+	}
+	pids = escapees("default")
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	<-s.exited
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with the server", pid)
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(probe.Dir()), "action-server-"+strconv.Itoa(s.cmd.Process.Pid)))
+	assert.Empty(t, matches, "the server removed its cgroups")
+}

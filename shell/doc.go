@@ -116,6 +116,9 @@
 //   - split.go: the parser: commands in a text, open here-documents.
 //   - screen.go, ring.go: terminal rendering and bounded output buffers.
 //   - keys.go: control keys by the host's names.
+//   - pipe.go: commands on pipes, and the process groups they leave.
+//   - cgroup_linux.go: a cgroup per session, where the server may make one,
+//     so that closing it ends even what called setsid.
 //   - pty_linux.go, raw.go, which.go, tempdir.go, messages.go: terminal
 //     and process plumbing, attached terminals, python lookup, private
 //     directories, message texts.

@@ -247,3 +247,41 @@ func TestPipe_RunningAtOnceAreCapped(t *testing.T) {
 	require.NoError(t, err, "an ended command frees its place")
 	waitDone(t, c)
 }
+
+// TestCgroups_SetsidEscapeesEndWithTheSession: a process that calls setsid
+// leaves the terminal session and the process group that a session
+// otherwise ends; in a cgroup of the session's own it ends all the same.
+func TestCgroups_SetsidEscapeesEndWithTheSession(t *testing.T) {
+	cgs, err := NewCgroups()
+	if err != nil {
+		t.Skipf("no cgroup v2 to manage here: %v", err)
+	}
+	t.Cleanup(func() { assert.NoError(t, cgs.Close(), "the sessions' cgroups are removed") })
+	s, err := Start(context.Background(), Options{Dir: t.TempDir(), Cgroups: cgs,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8"}})
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "pids")
+	// setsid forks when it leads a group already: the process writes its
+	// own pid.
+	escape := func(secs string) string {
+		return `setsid bash -c 'echo $$ >>` + file + `; exec sleep ` + secs + `' &`
+	}
+	res := run(t, s, done(escape("1000"), false))
+	require.Equal(t, 0, res.Metadata.ExitCode, res.Content)
+	c, err := s.StartPipe(context.Background(), escape("1001"), PipeOptions{})
+	require.NoError(t, err)
+	waitDone(t, c)
+	pids := readPIDs(t, file, 2)
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if !gone(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+
+	closeSession(s)
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
+	}
+}

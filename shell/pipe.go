@@ -96,6 +96,7 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 	// signal or the session's end reaches what it starts too; and no
 	// controlling terminal, so nothing it runs waits on the server's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: s.opts.Credential}
+	s.cg.apply(cmd.SysProcAttr)
 	if err := s.pipes.reserve(s.opts.MaxPipes); err != nil {
 		r.Close()
 		w.Close()

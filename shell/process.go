@@ -81,12 +81,12 @@ const (
 )
 
 // startProcess starts bash in dir and waits for its first prompt.
-func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger) (*process, error) {
+func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger, cg *sessionCgroup) (*process, error) {
 	p, err := newProcess(opts, log)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.spawn(opts, dir); err != nil {
+	if err := p.spawn(opts, dir, cg); err != nil {
 		return nil, err
 	}
 	p.lastOutput.Store(time.Now().UnixNano())
@@ -166,7 +166,7 @@ func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 
 // spawn makes the session directory and the terminal, then starts bash on
 // the terminal. When it fails, it leaves nothing behind.
-func (p *process) spawn(opts *Options, dir string) (err error) {
+func (p *process) spawn(opts *Options, dir string, cg *sessionCgroup) (err error) {
 	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
 		return fmt.Errorf("session directory: %w", err)
@@ -215,6 +215,7 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 	c.Env = opts.Env
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
+	cg.apply(c.SysProcAttr)
 	if err := c.Start(); err != nil {
 		who := "the server's user"
 		if opts.Credential != nil {

@@ -57,6 +57,10 @@ type Options struct {
 	// session (StartPipe); default 64. More are refused with
 	// ErrTooManyPipes.
 	MaxPipes int
+	// Cgroups, when set, puts each session in a cgroup of its own, so
+	// that closing it ends what escaped its terminal session and process
+	// groups (setsid); nil: none.
+	Cgroups *Cgroups
 }
 
 func (o *Options) setDefaults() error {
@@ -150,7 +154,8 @@ type Session struct {
 	history []*Command // recent commands, oldest first
 	started time.Time
 
-	pipes pipeSet // piped commands running (see StartPipe)
+	pipes pipeSet        // piped commands running (see StartPipe)
+	cg    *sessionCgroup // nil when sessions are not put in cgroups
 }
 
 // Start starts a session and waits until bash is ready for commands.
@@ -159,8 +164,15 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{opts: opts, log: opts.Logger, sem: make(chan struct{}, 1), cwd: opts.Dir, started: time.Now()}
-	p, err := startProcess(ctx, &s.opts, s.cwd, s.log)
+	cg, err := opts.Cgroups.newSession()
 	if err != nil {
+		// Processes are still tracked by session and group.
+		s.log.Warn("session started without a cgroup", "error", err)
+	}
+	s.cg = cg
+	p, err := startProcess(ctx, &s.opts, s.cwd, s.log, s.cg)
+	if err != nil {
+		s.cg.close(noGrace())
 		return nil, err
 	}
 	s.proc = p
@@ -205,14 +217,20 @@ func (s *Session) Close(ctx context.Context) {
 	p := s.proc
 	s.proc = nil
 	s.mu.Unlock()
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		s.pipes.closeAll(ctx)
 	}()
-	if p != nil {
-		p.close(ctx)
-	}
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if p != nil {
+			p.close(ctx)
+		}
+	}()
+	// What left both (setsid) is still in the cgroup.
+	s.cg.close(ctx)
+	<-done
 	<-done
 }
 
@@ -255,7 +273,7 @@ func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = s.opts.Dir
 	}
-	p, err := startProcess(ctx, &s.opts, dir, s.log)
+	p, err := startProcess(ctx, &s.opts, dir, s.log, s.cg)
 	if err != nil {
 		return nil, fmt.Errorf("restart shell: %w", err)
 	}

@@ -126,7 +126,21 @@ func run(args []string) int {
 		log.Error("start-up failed", "error", err)
 		return 1
 	}
-	exec := executor.Start(ctx, sb.executorOptions(cfg, timeouts, start, set, log))
+	opts := sb.executorOptions(cfg, timeouts, start, set, log)
+	cgroups, err := shell.NewCgroups()
+	if err != nil {
+		// Without, processes that call setsid outlive their session.
+		log.Debug("sessions are not put in cgroups", "reason", err)
+	} else {
+		log.Debug("each session has a cgroup", "below", cgroups.Dir())
+	}
+	opts.Shell.Cgroups = cgroups
+	defer func() {
+		if err := cgroups.Close(); err != nil {
+			log.Warn("shutdown", "error", err)
+		}
+	}()
+	exec := executor.Start(ctx, opts)
 
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)

@@ -1,0 +1,201 @@
+package shell
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cgroups puts each session in a cgroup v2 of its own, below the server's
+// cgroup, so that closing the session ends every process it started: a
+// process that called setsid leaves the terminal session and the process
+// group the session otherwise tracks, never its cgroup. It needs a
+// writable cgroup v2 hierarchy (root on a host, a privileged or delegated
+// container) and Linux 5.14 (cgroup.kill); NewCgroups says when there is
+// none, and sessions then go without.
+type Cgroups struct {
+	dir string
+	n   atomic.Int64
+}
+
+// cgroupPrefix starts the name of a server's cgroup; its pid follows, so
+// one left by a server that was killed can be told from a running one's.
+const cgroupPrefix = "action-server-"
+
+// NewCgroups makes the cgroup under which this server's sessions get
+// theirs, and removes those that servers no longer running left behind.
+func NewCgroups() (*Cgroups, error) {
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Join(mount, own)
+	sweepStaleCgroups(parent)
+	dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("make a cgroup for the sessions: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("cgroup.kill: the kernel is older than 5.14: %w", err)
+	}
+	return &Cgroups{dir: dir}, nil
+}
+
+// Dir returns the cgroup's directory.
+func (c *Cgroups) Dir() string { return c.dir }
+
+// Close removes the server's cgroup; the sessions' must be gone.
+func (c *Cgroups) Close() error {
+	if c == nil {
+		return nil
+	}
+	if err := os.Remove(c.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the sessions' cgroup: %w", err)
+	}
+	return nil
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "... mountpoint options [optional fields] - fstype source options"
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		fields := strings.Fields(pre)
+		if len(fields) >= 5 {
+			return fields[4], nil
+		}
+	}
+	return "", errors.New("no cgroup v2 hierarchy is mounted")
+}
+
+// ownCgroup returns the server's cgroup v2 path, as /proc/self/cgroup
+// says ("0::/path").
+func ownCgroup() (string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("the server is in no cgroup v2")
+}
+
+// sweepStaleCgroups removes the cgroups that servers no longer running
+// left below parent, those that are empty.
+func sweepStaleCgroups(parent string) {
+	matches, _ := filepath.Glob(filepath.Join(parent, cgroupPrefix+"*"))
+	for _, m := range matches {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(m), cgroupPrefix))
+		if err != nil || pid <= 0 || pid == os.Getpid() || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue
+		}
+		subs, _ := filepath.Glob(filepath.Join(m, "s-*"))
+		for _, s := range subs {
+			os.Remove(s)
+		}
+		os.Remove(m)
+	}
+}
+
+// sessionCgroup is one session's cgroup.
+type sessionCgroup struct {
+	path string
+	fd   int // the directory, open for CLONE_INTO_CGROUP
+}
+
+// newSession makes a cgroup for one session; nil when c is nil.
+func (c *Cgroups) newSession() (*sessionCgroup, error) {
+	if c == nil {
+		return nil, nil
+	}
+	path := filepath.Join(c.dir, "s-"+strconv.FormatInt(c.n.Add(1), 10))
+	if err := os.Mkdir(path, 0o755); err != nil {
+		return nil, fmt.Errorf("make the session's cgroup: %w", err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("open the session's cgroup: %w", err)
+	}
+	return &sessionCgroup{path: path, fd: fd}, nil
+}
+
+// apply makes a process started with attr begin in the cgroup.
+func (g *sessionCgroup) apply(attr *syscall.SysProcAttr) {
+	if g != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, g.fd
+	}
+}
+
+// procs lists the processes in the cgroup.
+func (g *sessionCgroup) procs() []int {
+	data, err := os.ReadFile(filepath.Join(g.path, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range bytes.Fields(data) {
+		if pid, err := strconv.Atoi(string(f)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// close ends every process in the cgroup, SIGTERM first and the rest at
+// once by cgroup.kill when ctx is done, then removes it.
+func (g *sessionCgroup) close(ctx context.Context) {
+	if g == nil {
+		return
+	}
+	defer unix.Close(g.fd)
+	for _, pid := range g.procs() {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	grace := ctx.Done()
+	// A killed process leaves the cgroup only once it is reaped; give
+	// that a bound, so a close never hangs on it.
+	limit := time.After(5 * time.Second)
+	for len(g.procs()) > 0 {
+		select {
+		case <-grace:
+			grace = nil
+			_ = os.WriteFile(filepath.Join(g.path, "cgroup.kill"), []byte("1"), 0)
+		case <-limit:
+			return // left for the sweep of a later server
+		case <-tick.C:
+		}
+	}
+	os.Remove(g.path)
+}
