@@ -320,6 +320,6 @@ func TestSession_SetsidEscapeesDieWhereCgroupsAre(t *testing.T) {
 	for _, pid := range pids {
 		assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with the server", pid)
 	}
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(probe.Dir()), "action-server-"+strconv.Itoa(s.cmd.Process.Pid)))
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(probe.Dir()), "action-server-"+strconv.Itoa(s.cmd.Process.Pid)+"-*"))
 	assert.Empty(t, matches, "the server removed its cgroups")
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -29,8 +31,8 @@ type Cgroups struct {
 	n   atomic.Int64
 }
 
-// cgroupPrefix starts the name of a server's cgroup; its pid follows, so
-// one left by a server that was killed can be told from a running one's.
+// cgroupPrefix starts the name of a server's cgroup; its pid and a random
+// word follow (servers in other pid namespaces may have the same pid).
 const cgroupPrefix = "action-server-"
 
 // NewCgroups makes the cgroup under which this server's sessions get
@@ -46,8 +48,12 @@ func NewCgroups() (*Cgroups, error) {
 	}
 	parent := filepath.Join(mount, own)
 	sweepStaleCgroups(parent)
-	dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	word := make([]byte, 4)
+	if _, err := rand.Read(word); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(word))
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make a cgroup for the sessions: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
@@ -108,13 +114,15 @@ func ownCgroup() (string, error) {
 	return "", errors.New("the server is in no cgroup v2")
 }
 
-// sweepStaleCgroups removes the cgroups that servers no longer running
-// left below parent, those that are empty.
+// sweepStaleCgroups removes the cgroups that servers killed before they
+// could remove theirs left below parent: those with no process left. (A
+// server's pid cannot tell, when it ran in another pid namespace.) A
+// running server whose cgroups are all empty may lose its own; it makes it
+// again for its next session.
 func sweepStaleCgroups(parent string) {
 	matches, _ := filepath.Glob(filepath.Join(parent, cgroupPrefix+"*"))
 	for _, m := range matches {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(m), cgroupPrefix))
-		if err != nil || pid <= 0 || pid == os.Getpid() || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if populated(m) {
 			continue
 		}
 		subs, _ := filepath.Glob(filepath.Join(m, "s-*"))
@@ -123,6 +131,16 @@ func sweepStaleCgroups(parent string) {
 		}
 		os.Remove(m)
 	}
+}
+
+// populated reports whether a cgroup or one below it has a process, or
+// whether that cannot be read.
+func populated(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return true
+	}
+	return !bytes.Contains(data, []byte("populated 0"))
 }
 
 // sessionCgroup is one session's cgroup.
@@ -137,7 +155,14 @@ func (c *Cgroups) newSession() (*sessionCgroup, error) {
 		return nil, nil
 	}
 	path := filepath.Join(c.dir, "s-"+strconv.FormatInt(c.n.Add(1), 10))
-	if err := os.Mkdir(path, 0o755); err != nil {
+	err := os.Mkdir(path, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// Swept by another server while it held no process.
+		if err = os.Mkdir(c.dir, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(path, 0o755)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("make the session's cgroup: %w", err)
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
