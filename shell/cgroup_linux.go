@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -173,11 +175,26 @@ func (c *Cgroups) newSession() (*sessionCgroup, error) {
 	return &sessionCgroup{path: path, fd: fd}, nil
 }
 
-// apply makes a process started with attr begin in the cgroup.
-func (g *sessionCgroup) apply(attr *syscall.SysProcAttr) {
-	if g != nil {
-		attr.UseCgroupFD, attr.CgroupFD = true, g.fd
+// startIn starts the command mk makes in the cgroup g, or, if that
+// fails, without one: a seccomp filter may refuse clone3, or the cgroup
+// may have been removed meanwhile, and the cgroup is a safety net, not a
+// condition. mk is called again for the second try (a Cmd starts once).
+func startIn(g *sessionCgroup, log *slog.Logger, mk func() *exec.Cmd) (*exec.Cmd, error) {
+	c := mk()
+	if g == nil {
+		return c, c.Start()
 	}
+	c.SysProcAttr.UseCgroupFD, c.SysProcAttr.CgroupFD = true, g.fd
+	first := c.Start()
+	if first == nil {
+		return c, nil
+	}
+	c = mk()
+	if err := c.Start(); err != nil {
+		return c, err
+	}
+	log.Warn("started a process outside its session's cgroup", "error", first)
+	return c, nil
 }
 
 // procs lists the processes in the cgroup.

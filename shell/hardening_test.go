@@ -285,3 +285,30 @@ func TestCgroups_SetsidEscapeesEndWithTheSession(t *testing.T) {
 		assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
 	}
 }
+
+// TestCgroups_AStartThatTheCgroupRefusesRunsWithout: a cgroup removed
+// under the session (or a seccomp filter that refuses clone3) must not
+// keep commands from starting.
+func TestCgroups_AStartThatTheCgroupRefusesRunsWithout(t *testing.T) {
+	cgs, err := NewCgroups()
+	if err != nil {
+		t.Skipf("no cgroup v2 to manage here: %v", err)
+	}
+	t.Cleanup(func() { assert.NoError(t, cgs.Close()) })
+	s, err := Start(context.Background(), Options{Dir: t.TempDir(), Cgroups: cgs,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { closeSession(s) })
+	// The session's bash is in it; a second one made for it is gone.
+	g, err := cgs.newSession()
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(g.path))
+	t.Cleanup(func() { syscall.Close(g.fd) })
+	own := s.cg
+	s.cg = g
+	c, err := s.StartPipe(context.Background(), "echo still runs", PipeOptions{})
+	s.cg = own
+	require.NoError(t, err)
+	waitDone(t, c)
+	assert.Equal(t, "still runs\n", string(c.Read(0, -1).Data))
+}

@@ -88,21 +88,23 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 	// A larger pipe buffer is an optimisation only: keep the default if
 	// the system refuses (a limit on pipe memory per user).
 	_, _ = fcntl(w, syscall.F_SETPIPE_SZ, pipeSize)
-	cmd := exec.Command(s.opts.Bash, "-c", text)
-	cmd.Dir = dir
-	cmd.Env = withEnv(s.opts.Env, o.Env)
-	cmd.Stdout, cmd.Stderr = w, w // one pipe: output and errors in the order written
-	// Its own terminal session, and so its own process group, so a
-	// signal or the session's end reaches what it starts too; and no
-	// controlling terminal, so nothing it runs waits on the server's.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: s.opts.Credential}
-	s.cg.apply(cmd.SysProcAttr)
 	if err := s.pipes.reserve(s.opts.MaxPipes); err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
 	}
-	err = cmd.Start()
+	cmd, err := startIn(s.cg, s.log, func() *exec.Cmd {
+		cmd := exec.Command(s.opts.Bash, "-c", text)
+		cmd.Dir = dir
+		cmd.Env = withEnv(s.opts.Env, o.Env)
+		cmd.Stdout, cmd.Stderr = w, w // one pipe: output and errors in the order written
+		// Its own terminal session, and so its own process group, so
+		// a signal or the session's end reaches what it starts too;
+		// and no controlling terminal, so nothing it runs waits on the
+		// server's.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: s.opts.Credential}
+		return cmd
+	})
 	w.Close()
 	if err != nil {
 		s.pipes.unreserve()

@@ -210,13 +210,15 @@ func (p *process) spawn(opts *Options, dir string, cg *sessionCgroup) (err error
 		return fmt.Errorf("set terminal mode: %w", err)
 	}
 
-	c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
-	c.Dir = dir
-	c.Env = opts.Env
-	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
-	cg.apply(c.SysProcAttr)
-	if err := c.Start(); err != nil {
+	c, err := startIn(cg, p.log, func() *exec.Cmd {
+		c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
+		c.Dir = dir
+		c.Env = opts.Env
+		c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
+		return c
+	})
+	if err != nil {
 		who := "the server's user"
 		if opts.Credential != nil {
 			who = fmt.Sprintf("uid %d", opts.Credential.Uid)
