@@ -226,13 +226,15 @@ func (g *sessionCgroup) close(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	grace := ctx.Done()
-	// A killed process leaves the cgroup only once it is reaped; give
-	// that a bound, so a close never hangs on it.
-	limit := time.After(5 * time.Second)
+	// A killed process leaves the cgroup only once it is reaped (or, in
+	// uninterruptible sleep, later still); that wait is bounded, so a
+	// close stays within its caller's budget.
+	var limit <-chan time.Time
 	for len(g.procs()) > 0 {
 		select {
 		case <-grace:
 			grace = nil
+			limit = time.After(time.Second)
 			_ = os.WriteFile(filepath.Join(g.path, "cgroup.kill"), []byte("1"), 0)
 		case <-limit:
 			return // left for the sweep of a later server
