@@ -186,25 +186,23 @@ func readPIDs(t *testing.T, file string, n int) []int {
 	return pids
 }
 
-// orphanScript starts, and leaves behind, a process in the command's group,
-// one that ignores SIGTERM, and one in a group of its own (job control
-// moves it), each writing its pid to file.
+// orphanScript starts, and leaves behind, a process in the command's group
+// and one that ignores SIGTERM, each writing its pid to file.
 func orphanScript(file string) string {
 	return `sleep 1000 & echo $! >>` + file + `
-(trap '' TERM; exec sleep 1001) & echo $! >>` + file + `
-set -m; sleep 1002 & echo $! >>` + file
+(trap '' TERM; exec sleep 1001) & echo $! >>` + file
 }
 
 // TestPipe_OrphansEndWithTheSession: processes a piped command left
 // running used to outlive its session. Now they end with it, those that
-// ignore SIGTERM included, wherever in the command's session they moved.
+// ignore SIGTERM included.
 func TestPipe_OrphansEndWithTheSession(t *testing.T) {
 	s := newSession(t, nil)
 	file := filepath.Join(t.TempDir(), "pids")
 	c, err := s.StartPipe(context.Background(), orphanScript(file), PipeOptions{})
 	require.NoError(t, err)
 	waitDone(t, c)
-	pids := readPIDs(t, file, 3)
+	pids := readPIDs(t, file, 2)
 	t.Cleanup(func() {
 		for _, pid := range pids {
 			if !gone(pid) {
@@ -250,7 +248,8 @@ func TestPipe_RunningAtOnceAreCapped(t *testing.T) {
 
 // TestCgroups_SetsidEscapeesEndWithTheSession: a process that calls setsid
 // leaves the terminal session and the process group that a session
-// otherwise ends; in a cgroup of the session's own it ends all the same.
+// otherwise ends, and one that job control moved leaves a piped command's
+// group; in a cgroup of the session's own they end all the same.
 func TestCgroups_SetsidEscapeesEndWithTheSession(t *testing.T) {
 	cgs, err := NewCgroups()
 	if err != nil {
@@ -268,10 +267,10 @@ func TestCgroups_SetsidEscapeesEndWithTheSession(t *testing.T) {
 	}
 	res := run(t, s, done(escape("1000"), false))
 	require.Equal(t, 0, res.Metadata.ExitCode, res.Content)
-	c, err := s.StartPipe(context.Background(), escape("1001"), PipeOptions{})
+	c, err := s.StartPipe(context.Background(), escape("1001")+"\nset -m; sleep 1002 & echo $! >>"+file, PipeOptions{})
 	require.NoError(t, err)
 	waitDone(t, c)
-	pids := readPIDs(t, file, 2)
+	pids := readPIDs(t, file, 3)
 	t.Cleanup(func() {
 		for _, pid := range pids {
 			if !gone(pid) {

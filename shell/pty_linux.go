@@ -115,11 +115,6 @@ func foregroundPgrp(master *os.File) (int, error) {
 // that leads it and everything it started, wherever they moved in the
 // process tree, except what called setsid itself.
 func sessionMembers(sid int) []int {
-	return sessionsMembers(map[int]bool{sid: true})
-}
-
-// sessionsMembers lists the processes whose session id is in sids.
-func sessionsMembers(sids map[int]bool) []int {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -136,7 +131,7 @@ func sessionsMembers(sids map[int]bool) []int {
 		if err != nil {
 			continue
 		}
-		if s, ok := statField(stat, 6); ok && sids[s] {
+		if s, ok := statField(stat, 6); ok && s == sid {
 			pids = append(pids, pid)
 		}
 	}
