@@ -66,33 +66,52 @@ func startAsNonRoot(t *testing.T, o startOpts, home string) *server {
 // and /server_info say so, and once the file is mended the next action
 // starts the shell.
 func TestShellStart_HangingRcFileFailsTheActionClearly(t *testing.T) {
-	home := t.TempDir()
-	rc := filepath.Join(home, ".bashrc")
-	require.NoError(t, os.WriteFile(rc, []byte("echo waiting for a lock\nsleep 600\n"), 0o644))
-	s := startServer(t, startOpts{env: []string{"HOME=" + home, "SHELL_START_TIMEOUT_SECONDS=2"}})
-	ctx := ctxT(t)
+	env := []string{"SHELL_START_TIMEOUT_SECONDS=2"}
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T, home string) *server
+	}{
+		{"as the server's user", func(t *testing.T, home string) *server {
+			return startServer(t, startOpts{env: append(env, "HOME="+home)})
+		}},
+		{"as a non-root server", func(t *testing.T, home string) *server {
+			return startAsNonRoot(t, startOpts{env: env}, home)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// t.TempDir's parents are private to root.
+			home, err := os.MkdirTemp("", "e2e-home-")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(home) })
+			require.NoError(t, os.Chmod(home, 0o755))
+			rc := filepath.Join(home, ".bashrc")
+			require.NoError(t, os.WriteFile(rc, []byte("echo waiting for a lock\nsleep 600\n"), 0o644))
+			s := tc.start(t, home)
+			ctx := ctxT(t)
 
-	obs, err := s.Client.Execute(ctx, event.NewCmdRun("echo up"))
-	require.NoError(t, err)
-	require.IsType(t, &event.Error{}, obs, "%#v", obs)
-	assert.Contains(t, obs.Text(), "start-up files")
-	assert.Contains(t, obs.Text(), "~/.bashrc")
-	assert.Contains(t, obs.Text(), "waiting for a lock", "what bash printed is shown")
+			obs, err := s.Client.Execute(ctx, event.NewCmdRun("echo up"))
+			require.NoError(t, err)
+			require.IsType(t, &event.Error{}, obs, "%#v", obs)
+			assert.Contains(t, obs.Text(), "start-up files")
+			assert.Contains(t, obs.Text(), "~/.bashrc")
+			assert.Contains(t, obs.Text(), "waiting for a lock", "what bash printed is shown")
 
-	info, err := s.Client.ServerInfo(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, api.ShellFailed, info.Shell.State)
-	assert.Contains(t, info.Shell.Error, "~/.bashrc")
-	assert.Contains(t, s.logs.String(), "the default shell did not start")
-	require.NoError(t, s.Client.Alive(ctx), "the server stays up")
+			info, err := s.Client.ServerInfo(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, api.ShellFailed, info.Shell.State)
+			assert.Contains(t, info.Shell.Error, "~/.bashrc")
+			assert.Contains(t, s.logs.String(), "the default shell did not start")
+			require.NoError(t, s.Client.Alive(ctx), "the server stays up")
 
-	require.NoError(t, os.WriteFile(rc, []byte("true\n"), 0o644))
-	out, err := s.Client.Run(ctx, "echo up", client.RunOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, "up", out.Content)
-	info, err = s.Client.ServerInfo(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, api.ShellStatus{State: api.ShellReady}, info.Shell)
+			require.NoError(t, os.WriteFile(rc, []byte("true\n"), 0o644))
+			out, err := s.Client.Run(ctx, "echo up", client.RunOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, "up", out.Content)
+			info, err = s.Client.ServerInfo(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, api.ShellStatus{State: api.ShellReady}, info.Shell)
+		})
+	}
 }
 
 // TestCommandFile_UnreadableRunsNothingStale: an agent that makes its
@@ -196,7 +215,7 @@ func orphanCommand(file string) string {
 // TestPipe_OrphansDieWithTheSessionAndTheServer: what piped commands left
 // running used to survive DELETE /sessions/{id} (50 of 50) and the
 // server's SIGTERM (30 of 30). Now both end them, within the shutdown's
-// five seconds, as root for a sandbox user and as the server's own user.
+// five seconds: as root, as root for a sandbox user, and as non-root.
 func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
 	starts := []struct {
 		name  string
@@ -204,6 +223,7 @@ func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
 	}{
 		{"as the server's user", func(t *testing.T) *server { return startServer(t, startOpts{}) }},
 		{"as root for a sandbox user", func(t *testing.T) *server { s, _ := startAsSandboxUser(t); return s }},
+		{"as a non-root server", func(t *testing.T) *server { return startAsNonRoot(t, startOpts{}, "") }},
 	}
 	for _, st := range starts {
 		t.Run(st.name, func(t *testing.T) {
