@@ -15,7 +15,26 @@ type ServerInfo struct {
 	// Runtime counts what a leak would grow (an addition to upstream's
 	// report).
 	Runtime RuntimeStats `json:"runtime"`
+	// Shell is the state of the default shell, which serves "run"
+	// actions (an addition to upstream's report).
+	Shell ShellStatus `json:"shell"`
 }
+
+// ShellStatus is the state of the default shell.
+type ShellStatus struct {
+	// State is "starting", "ready" or "failed".
+	State string `json:"state"`
+	// Error says why the last start failed: while State is "failed", and
+	// while a new start is under way after a failure.
+	Error string `json:"error,omitempty"`
+}
+
+// States of the default shell.
+const (
+	ShellStarting = "starting"
+	ShellReady    = "ready"
+	ShellFailed   = "failed"
+)
 
 // RuntimeStats are the server's goroutines, open file descriptors and
 // direct child processes.

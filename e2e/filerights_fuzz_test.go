@@ -42,7 +42,7 @@ func TestFileRoutes_RandomPathsReachNothingForbidden(t *testing.T) {
 			return startAsSandboxUserEnv(t, env, "--enable-browser")
 		}},
 		{"non-root", func(t *testing.T, env []string) (*server, string) {
-			return startAsNonRoot(t, env, "--enable-browser")
+			return startFilesAsNonRoot(t, env, "--enable-browser")
 		}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {

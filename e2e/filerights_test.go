@@ -28,15 +28,16 @@ import (
 // nobodyUID is the unprivileged uid the non-root server runs as.
 const nobodyUID = 65534
 
-// startAsNonRoot runs the server itself as an unprivileged uid, in a
+// startFilesAsNonRoot runs the server itself as an unprivileged uid, in a
 // workspace that uid owns: its file actions have that uid's rights and no
 // switch happens. When the tests are not root the server is simply theirs.
-func startAsNonRoot(t *testing.T, env []string, extraArgs ...string) (*server, string) {
+func startFilesAsNonRoot(t *testing.T, env []string, extraArgs ...string) (*server, string) {
 	t.Helper()
 	if os.Getuid() != 0 {
 		ws := t.TempDir()
 		return startServer(t, startOpts{workDir: ws, env: env, args: append([]string{"--working-dir", ws, "--no-enable-browser"}, extraArgs...)}), ws
 	}
+	require.NoError(t, os.Chmod(binDir, 0o755)) // the binary must be reachable
 	parent, err := os.MkdirTemp("", "e2e-nonroot-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(parent) })
@@ -134,7 +135,7 @@ func TestFileRights_RootFollowsNoLinkPastTheSandboxUser(t *testing.T) {
 
 func TestFileRights_NonRootServerReachesOnlyItsOwn(t *testing.T) {
 	f := makeForbidden(t)
-	s, ws := startAsNonRoot(t, nil)
+	s, ws := startFilesAsNonRoot(t, nil)
 	f.plant(t, ws)
 	assertNoRouteReaches(t, s, ws, f)
 }
@@ -334,7 +335,7 @@ var serverModes = []struct {
 	run  func(t *testing.T) (*server, string)
 }{
 	{"root with a sandbox user", func(t *testing.T) (*server, string) { return startAsSandboxUser(t) }},
-	{"non-root", func(t *testing.T) (*server, string) { return startAsNonRoot(t, nil) }},
+	{"non-root", func(t *testing.T) (*server, string) { return startFilesAsNonRoot(t, nil) }},
 }
 
 // TestDownload_FollowsATopLevelLinkToADirectory, as upstream's os.walk.

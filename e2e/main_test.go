@@ -20,6 +20,7 @@ import (
 
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/internal/freeport"
+	"github.com/actionserver/actionserver/shell"
 )
 
 var binDir string
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	sweepCgroups()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -192,4 +194,23 @@ func startAsSandboxUser(t *testing.T, extraArgs ...string) (*server, string) {
 	ws := filepath.Join(parent, "workspace")
 	args := append([]string{"--working-dir", ws, "--username", testUser, "--user-id", strconv.Itoa(testUID), "--no-enable-browser"}, extraArgs...)
 	return startServer(t, startOpts{workDir: ws, args: args}), ws
+}
+
+// sweepCgroups removes the sessions' cgroups that servers the tests killed
+// with SIGKILL left behind, as a server's start-up does with those that are
+// empty, once their processes (which the kernel ends with a PID namespace)
+// are gone.
+func sweepCgroups() {
+	for range 50 {
+		cg, err := shell.NewCgroups()
+		if err != nil {
+			return
+		}
+		cg.Close()
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(cg.Dir()), "action-server-*"))
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // the kernel is still ending them
+	}
 }

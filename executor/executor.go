@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
@@ -101,6 +102,10 @@ type Executor struct {
 
 	defaultDone chan struct{} // closed once the default shell started or failed
 	defaultErr  error         // why it failed; guarded by mu
+	// restart is closed when a new start of the default shell, after a
+	// failed one, ends; nil when none is under way. Guarded by mu.
+	restart chan struct{}
+	ctx     context.Context // bounds starts of the default shell
 }
 
 // New starts the default shell session and returns a ready Executor.
@@ -127,7 +132,7 @@ func Start(ctx context.Context, opts Options) *Executor {
 	}
 	e := &Executor{opts: opts, log: opts.Logger, started: opts.Started,
 		sessions: map[string]*shell.Session{}, starting: map[string]bool{},
-		defaultDone: make(chan struct{})}
+		defaultDone: make(chan struct{}), ctx: ctx}
 	e.quit, e.stopQuit = context.WithCancel(context.Background())
 	e.lastRun.Store(e.started.UnixNano())
 	go e.startDefault(ctx)
@@ -162,6 +167,7 @@ func (e *Executor) startDefault(ctx context.Context) {
 	switch {
 	case err != nil:
 		e.defaultErr = fmt.Errorf("start default shell: %w", err)
+		e.log.Error("the default shell did not start", "error", err)
 	case closed:
 		e.defaultErr = ErrClosed
 	default:
@@ -232,7 +238,8 @@ func (e *Executor) IdleTime() time.Duration {
 }
 
 // shell returns the shell of the named session. The default one is
-// waited for while it starts, until ctx ends.
+// waited for while it starts, until ctx ends; if its start failed, it is
+// started again (once, however many requests wait for it).
 func (e *Executor) shell(ctx context.Context, name string) (*shell.Session, error) {
 	if name == DefaultSession {
 		select {
@@ -242,17 +249,91 @@ func (e *Executor) shell(ctx context.Context, name string) (*shell.Session, erro
 		}
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	s, ok := e.sessions[name]
 	switch {
 	case ok:
+		e.mu.Unlock()
 		return s, nil
+	case name == DefaultSession && e.defaultErr != nil && !e.closed && e.ctx.Err() == nil:
+		if e.restart == nil {
+			e.restart = make(chan struct{})
+			e.startingWG.Add(1) // Close waits for it: e.closed is false
+			go e.restartDefault(e.restart)
+		}
+		wait := e.restart
+		e.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if s, ok := e.sessions[name]; ok {
+			return s, nil
+		}
+		if e.defaultErr != nil {
+			return nil, e.defaultErr
+		}
+		return nil, ErrClosed
 	case name == DefaultSession && e.defaultErr != nil:
+		e.mu.Unlock()
 		return nil, e.defaultErr
 	case name == DefaultSession || e.closed:
+		e.mu.Unlock()
 		return nil, ErrClosed
 	}
+	e.mu.Unlock()
 	return nil, ErrSessionNotFound.withText("session %s not found", name)
+}
+
+// restartDefault starts the default shell again after a failed start, and
+// closes done when it is up or failed once more. Close cuts it short and
+// waits for it.
+func (e *Executor) restartDefault(done chan struct{}) {
+	defer e.startingWG.Done()
+	defer close(done)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	defer context.AfterFunc(e.quit, cancel)()
+	s, err := shell.Start(ctx, e.shellOptions(e.opts.WorkDir))
+	e.mu.Lock()
+	e.restart = nil
+	closed := e.closed
+	switch {
+	case closed:
+	case err != nil:
+		e.defaultErr = fmt.Errorf("start default shell: %w", err)
+		e.log.Error("the default shell did not start", "error", err)
+	default:
+		e.log.Info("the default shell started after an earlier failure")
+		e.defaultErr = nil
+		e.sessions[DefaultSession] = s
+	}
+	e.mu.Unlock()
+	if err == nil && closed {
+		closeShell(context.Background(), s, time.Second)
+	}
+}
+
+// ShellStatus reports the state of the default shell.
+func (e *Executor) ShellStatus() api.ShellStatus {
+	select {
+	case <-e.defaultDone:
+	default:
+		return api.ShellStatus{State: api.ShellStarting}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.sessions[DefaultSession] != nil:
+		return api.ShellStatus{State: api.ShellReady}
+	case e.restart != nil && e.defaultErr != nil:
+		return api.ShellStatus{State: api.ShellStarting, Error: e.defaultErr.Error()}
+	case e.defaultErr != nil:
+		return api.ShellStatus{State: api.ShellFailed, Error: e.defaultErr.Error()}
+	}
+	return api.ShellStatus{State: api.ShellFailed, Error: ErrClosed.Error()}
 }
 
 // cwd returns the default shell's working directory, against which

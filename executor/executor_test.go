@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -159,8 +160,9 @@ func TestStart_DefaultShellFailure(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start default shell")
 
-	_, err = e.Execute(context.Background(), runAction("true", nil))
-	assert.Error(t, err, "no shell, no run")
+	obs := execute(t, e, runAction("true", nil))
+	assert.IsType(t, &event.Error{}, obs, "no shell, no run: the agent is told why")
+	assert.Contains(t, obs.Text(), "/nonexistent/bash")
 	_, err = New(context.Background(), Options{WorkDir: t.TempDir(), Shell: shell.Options{Bash: "/nonexistent/bash"}})
 	assert.Error(t, err, "New reports the failure")
 }
@@ -207,4 +209,40 @@ func TestClose_RequestsAfterCloseAreUnavailable(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrClosed)
 	assert.Equal(t, KindUnavailable, KindOf(err))
+}
+
+// TestRun_HangingStartupIsAnErrorObservationAndRetried: a ~/.bashrc that
+// waits makes the default shell's start fail at its deadline; a run action
+// gets an error observation that names the start-up files, the state says
+// so, and once the file is mended the next action starts the shell.
+func TestRun_HangingStartupIsAnErrorObservationAndRetried(t *testing.T) {
+	home := t.TempDir()
+	rc := home + "/.bashrc"
+	require.NoError(t, os.WriteFile(rc, []byte("sleep 600\n"), 0o644))
+	e := Start(context.Background(), Options{
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home},
+		Shell:   shell.Options{StartTimeout: time.Second},
+	})
+	t.Cleanup(func() { e.Close(context.Background()) })
+	err := e.Ready(context.Background())
+	require.ErrorIs(t, err, shell.ErrStartTimeout)
+	st := e.ShellStatus()
+	assert.Equal(t, api.ShellFailed, st.State)
+	assert.Contains(t, st.Error, "~/.bashrc")
+
+	for _, hidden := range []bool{false, true} {
+		obs := execute(t, e, runAction("echo up", func(a *event.CmdRun) { a.Hidden = hidden }))
+		assert.Contains(t, obs.Text(), "start-up files", "hidden=%v", hidden)
+		if hidden {
+			assert.IsType(t, &event.CmdOutput{}, obs, "the host needs a run observation for hidden actions")
+		} else {
+			assert.IsType(t, &event.Error{}, obs)
+		}
+	}
+
+	require.NoError(t, os.WriteFile(rc, []byte("true\n"), 0o644))
+	obs := execute(t, e, runAction("echo up", nil))
+	assert.Equal(t, "up", obs.(*event.CmdOutput).Content)
+	assert.Equal(t, api.ShellStatus{State: api.ShellReady}, e.ShellStatus())
 }

@@ -12,6 +12,10 @@ import (
 // terminal, whose directory and environment are the shell's own.
 var ErrPipeOnly = sentinel(KindInvalid, errors.New(`"cwd" and "env" apply to piped commands only ("pipe": true)`))
 
+// ErrTooManyPipes: the session runs as many piped commands as it may
+// (shell.DefaultMaxPipes); one must end first.
+var ErrTooManyPipes = sentinel(KindLimit, shell.ErrTooManyPipes)
+
 // StartPipe starts a command outside the session's terminal, its output on
 // a pipe (see shell.Session.StartPipe), in cwd (empty: the session's
 // directory) with env added to the session's environment; it returns at
@@ -24,6 +28,9 @@ func (s *Session) StartPipe(ctx context.Context, command, cwd string, env map[st
 		return nil, err
 	}
 	c, err := s.sh.StartPipe(ctx, command, shell.PipeOptions{Dir: cwd, Env: s.e.pipeEnv(env)})
+	if errors.Is(err, shell.ErrTooManyPipes) {
+		return nil, ErrTooManyPipes.with(err)
+	}
 	if err != nil {
 		// Its text goes to the client as it is, unwrapped.
 		return nil, err

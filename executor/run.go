@@ -15,7 +15,12 @@ import (
 func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation, error) {
 	sess, err := e.shell(ctx, DefaultSession)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		// A shell that could not start (its start-up files hang, say)
+		// is something the agent is told, as for a command that failed.
+		return e.runFailed(a, err)
 	}
 	if a.IsStatic {
 		dir := e.workDir()

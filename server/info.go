@@ -56,7 +56,9 @@ func (s *Server) serverInfo(c *gin.Context) {
 		info.IdleTime = e.IdleTime().Seconds()
 		info.Plugins = e.PluginStatuses()
 		info.MCPServers = e.MCPServers()
+		info.Shell = e.ShellStatus()
 	} else {
+		info.Shell = api.ShellStatus{State: api.ShellStarting}
 		// Still starting: nothing has run, so idle equals uptime.
 		info.Uptime = sinceSeconds(s.started)
 		info.IdleTime = info.Uptime

@@ -31,7 +31,15 @@
 //     instead of leaving bash waiting for more input. The trigger line is
 //     always the same, so its echo is recognised and dropped, and
 //     HISTIGNORE keeps it out of bash's history, which gets the command
-//     instead.
+//     instead. The file starts with a header, the shell's nonce and a
+//     sequence number: the trigger runs the command only when the header is
+//     newer than the last it ran, so a file bash could not read (removed,
+//     swapped, made unreadable) fails the command with a message instead of
+//     running the previous one again, and the server then re-creates it.
+//     The directory and file belong to the server's user, never to the
+//     shell's (who reads them through its group), and are re-created only
+//     by Mkdir and O_EXCL|O_NOFOLLOW: a root server never writes through a
+//     link the shell's user planted.
 //   - Open here-documents. A command such as `cat << EOF` leaves its
 //     here-document open on purpose: bash is to read the body as input.
 //     The parser finds such commands (split.go); the end lines of their
@@ -108,6 +116,9 @@
 //   - split.go: the parser: commands in a text, open here-documents.
 //   - screen.go, ring.go: terminal rendering and bounded output buffers.
 //   - keys.go: control keys by the host's names.
+//   - pipe.go: commands on pipes, and the process groups they leave.
+//   - cgroup_linux.go: a cgroup per session, where the server may make one,
+//     so that closing it ends even what called setsid.
 //   - pty_linux.go, raw.go, which.go, tempdir.go, messages.go: terminal
 //     and process plumbing, attached terminals, python lookup, private
 //     directories, message texts.

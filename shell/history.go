@@ -87,16 +87,18 @@ func (s *Session) abandon(p *process, c *Command, prev *Command) {
 	s.history = slices.DeleteFunc(s.history, func(h *Command) bool { return h == c })
 }
 
-// Command returns a remembered command by id.
+// Command returns a remembered command by id, or a piped command that
+// still runs (more may run than the history holds).
 func (s *Session) Command(id int64) (*Command, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, c := range s.history {
 		if c.ID == id {
+			s.mu.Unlock()
 			return c, true
 		}
 	}
-	return nil, false
+	s.mu.Unlock()
+	return s.pipes.byID(id)
 }
 
 // Running returns the command that runs now, if any.

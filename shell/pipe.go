@@ -45,12 +45,20 @@ const (
 	pipeSize     = 1 << 20
 )
 
-// pipeSet tracks a session's running piped commands, to end them when the
-// session closes.
+// pipeSet tracks the process groups of a session's piped commands, to end
+// them when the session closes: those of running commands, and those whose
+// command exited while processes it started (`cmd &`, a daemon that
+// forked) run on in its group. A group's id cannot be reused while
+// anything is in the group, so signalling it reaches only what the command
+// started; the orphan groups are pruned as they empty. What moved to a
+// group of its own (`set -m`, setsid) is ended by the session's cgroup,
+// where there is one.
 type pipeSet struct {
-	mu      sync.Mutex
-	running map[*Command]int // process group ids
-	closed  bool
+	mu       sync.Mutex
+	running  map[*Command]int // process group ids
+	starting int              // commands between reserve and add
+	orphans  map[int]struct{} // groups whose command exited, not yet empty
+	closed   bool
 }
 
 // StartPipe starts text in pipe mode and returns at once; the command
@@ -79,16 +87,26 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 	// A larger pipe buffer is an optimisation only: keep the default if
 	// the system refuses (a limit on pipe memory per user).
 	_, _ = fcntl(w, syscall.F_SETPIPE_SZ, pipeSize)
-	cmd := exec.Command(s.opts.Bash, "-c", text)
-	cmd.Dir = dir
-	cmd.Env = withEnv(s.opts.Env, o.Env)
-	cmd.Stdout, cmd.Stderr = w, w // one pipe: output and errors in the order written
-	// Its own process group, so a signal or the session's end reaches
-	// what it starts too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.opts.Credential}
-	err = cmd.Start()
+	if err := s.pipes.reserve(s.opts.MaxPipes); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	cmd, err := startIn(s.cg, s.log, func() *exec.Cmd {
+		cmd := exec.Command(s.opts.Bash, "-c", text)
+		cmd.Dir = dir
+		cmd.Env = withEnv(s.opts.Env, o.Env)
+		cmd.Stdout, cmd.Stderr = w, w // one pipe: output and errors in the order written
+		// Its own process group, so a signal or the session's end
+		// reaches what it starts too. Not its own terminal session: on
+		// a busy machine the scheduler's autogroups then halve a bulk
+		// command's throughput (a session is a group of its own).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.opts.Credential}
+		return cmd
+	})
 	w.Close()
 	if err != nil {
+		s.pipes.unreserve()
 		r.Close()
 		return nil, fmt.Errorf("start %q in %s: %w", text, dir, err)
 	}
@@ -102,9 +120,10 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 	c.ID = s.nextID
 	s.remember(c)
 	s.mu.Unlock()
-	if !s.pipes.add(c, cmd.Process.Pid) {
+	pgid := cmd.Process.Pid
+	if !s.pipes.add(c, pgid) {
 		// The session closed meanwhile.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 
 	readerDone := make(chan struct{})
@@ -123,7 +142,7 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 			<-readerDone
 		}
 		r.Close()
-		s.pipes.remove(c)
+		s.pipes.finished(c, pgid)
 		meta.ExitCode = exitStatus(cmd.ProcessState, err)
 		c.proc.mu.Lock()
 		c.meta = meta
@@ -170,9 +189,37 @@ func (s *Session) SignalPipe(id int64, sig syscall.Signal) error {
 	return nil
 }
 
+// ErrTooManyPipes refuses a piped command while Options.MaxPipes of the
+// session's run.
+var ErrTooManyPipes = errors.New("too many piped commands run in this session")
+
+// reserve takes a place for a command about to start, when fewer than max
+// run (or start); unreserve gives it back if the start fails.
+func (ps *pipeSet) reserve(max int) error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.closed {
+		return ErrClosed
+	}
+	if len(ps.running)+ps.starting >= max {
+		return fmt.Errorf("%w: at most %d at once; wait for one to end, or signal one", ErrTooManyPipes, max)
+	}
+	ps.starting++
+	return nil
+}
+
+func (ps *pipeSet) unreserve() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.starting--
+}
+
+// add records a started command in the place reserve took; false means
+// the session closed meanwhile.
 func (ps *pipeSet) add(c *Command, pgid int) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
+	ps.starting--
 	if ps.closed {
 		return false
 	}
@@ -180,13 +227,43 @@ func (ps *pipeSet) add(c *Command, pgid int) bool {
 		ps.running = map[*Command]int{}
 	}
 	ps.running[c] = pgid
+	// Forget groups that emptied, so the set stays as small as what runs.
+	for g := range ps.orphans {
+		if errors.Is(syscall.Kill(-g, 0), syscall.ESRCH) {
+			delete(ps.orphans, g)
+		}
+	}
 	return true
 }
 
-func (ps *pipeSet) remove(c *Command) {
+// finished records that c's command exited; its group is kept while
+// anything it started runs on in it.
+func (ps *pipeSet) finished(c *Command, pgid int) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	delete(ps.running, c)
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return
+	}
+	if ps.closed {
+		return // closeAll has it in its list
+	}
+	if ps.orphans == nil {
+		ps.orphans = map[int]struct{}{}
+	}
+	ps.orphans[pgid] = struct{}{}
+}
+
+// byID returns the running piped command id.
+func (ps *pipeSet) byID(id int64) (*Command, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for c := range ps.running {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return nil, false
 }
 
 func (ps *pipeSet) pgid(c *Command) (int, bool) {
@@ -196,30 +273,44 @@ func (ps *pipeSet) pgid(c *Command) (int, bool) {
 	return pgid, ok
 }
 
-// closeAll ends every running piped command: SIGTERM, then SIGKILL for
-// those still running when ctx ends. Later starts are refused.
+// closeAll ends every process the session's piped commands started in
+// their groups: SIGTERM, then SIGKILL for those still running when ctx
+// ends. Later starts are refused.
 func (ps *pipeSet) closeAll(ctx context.Context) {
 	ps.mu.Lock()
 	ps.closed = true
-	var cmds []*Command
-	for c, pgid := range ps.running {
-		cmds = append(cmds, c)
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	groups := make(map[int]bool, len(ps.running)+len(ps.orphans))
+	for _, g := range ps.running {
+		groups[g] = true
 	}
+	for g := range ps.orphans {
+		groups[g] = true
+	}
+	ps.orphans = nil
 	ps.mu.Unlock()
-	for _, c := range cmds {
-		select {
-		case <-c.done:
-			continue
-		case <-ctx.Done():
+	if len(groups) == 0 {
+		return
+	}
+	signal := func(sig syscall.Signal) (left bool) {
+		for g := range groups {
+			if err := syscall.Kill(-g, sig); !errors.Is(err, syscall.ESRCH) {
+				left = true
+			}
 		}
-		break
+		return left
 	}
-	ps.mu.Lock()
-	for _, pgid := range ps.running {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	signal(syscall.SIGTERM)
+	signal(syscall.SIGCONT) // a stopped process acts on SIGTERM once continued
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for signal(0) {
+		select {
+		case <-ctx.Done():
+			signal(syscall.SIGKILL)
+			return
+		case <-tick.C:
+		}
 	}
-	ps.mu.Unlock()
 }
 
 // withEnv returns base with the variables of add set, in a stable order.

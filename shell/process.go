@@ -30,8 +30,8 @@ type process struct {
 	nonce   string
 	dir     string // session files: rc and command
 	cmdFile string
-	uid     int // for files the shell reads: -1 when it is the server's user
-	gid     int
+	uid     int // the shell's user when it is another: -1 when it is the server's
+	gid     int // its group, which may read the session directory; -1 likewise
 	// userUID and userGIDs are the shell's user, for resolving `which`.
 	userUID  int
 	userGIDs []int
@@ -81,12 +81,12 @@ const (
 )
 
 // startProcess starts bash in dir and waits for its first prompt.
-func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger) (*process, error) {
+func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logger, cg *sessionCgroup) (*process, error) {
 	p, err := newProcess(opts, log)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.spawn(opts, dir); err != nil {
+	if err := p.spawn(opts, dir, cg); err != nil {
 		return nil, err
 	}
 	p.lastOutput.Store(time.Now().UnixNano())
@@ -94,6 +94,8 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	go p.readLoop()
 	go p.reap()
 
+	deadline := time.NewTimer(opts.StartTimeout)
+	defer deadline.Stop()
 	select {
 	case <-p.ready:
 		// Later: it reads the whole of /tmp, and would take CPU from
@@ -103,10 +105,31 @@ func startProcess(ctx context.Context, opts *Options, dir string, log *slog.Logg
 	case <-p.exited:
 		p.close(noGrace())
 		return nil, fmt.Errorf("bash exited during start-up with status %d", p.exitStatus)
+	case <-deadline.C:
+		// Ended before it is described, so that what it printed last
+		// is in.
+		p.close(noGrace())
+		err := fmt.Errorf("%w: bash gave no prompt within %s. Its start-up files (/etc/bash.bashrc, ~/.bashrc and what they source) "+
+			"are the likely cause: something in them waits (a lock, the network, input). It was ended; the next action starts a new one",
+			ErrStartTimeout, opts.StartTimeout)
+		if out := p.startupOutput(); out != "" {
+			err = fmt.Errorf("%w. It printed: %s", err, out)
+		}
+		return nil, err
 	case <-ctx.Done():
 		p.close(noGrace())
 		return nil, fmt.Errorf("start bash: %w", ctx.Err())
 	}
+}
+
+// startupOutput returns the end of what bash printed before its first
+// prompt, for an error that says why it never came.
+func (p *process) startupOutput() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.scr.flush()
+	data, _ := p.idle.ReadFrom(p.idle.total-300, -1)
+	return strings.TrimSpace(strings.ToValidUTF8(string(data), ""))
 }
 
 // newProcess prepares a process for opts; it holds nothing to release yet.
@@ -143,7 +166,7 @@ func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 
 // spawn makes the session directory and the terminal, then starts bash on
 // the terminal. When it fails, it leaves nothing behind.
-func (p *process) spawn(opts *Options, dir string) (err error) {
+func (p *process) spawn(opts *Options, dir string, cg *sessionCgroup) (err error) {
 	sessDir, err := os.MkdirTemp(opts.TempDir, sessDirPrefix())
 	if err != nil {
 		return fmt.Errorf("session directory: %w", err)
@@ -165,12 +188,12 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 	}()
 	p.dir = sessDir
 	p.cmdFile = filepath.Join(sessDir, "command")
-	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, uid: p.uid, gid: p.gid}
+	p.cmdOut = &cmdFile{path: p.cmdFile, dir: sessDir, gid: p.gid, nonce: p.nonce}
 	p.budget = opts.Budget
-	if p.uid >= 0 {
-		if err := os.Chown(sessDir, p.uid, p.gid); err != nil {
-			return fmt.Errorf("session directory owner: %w", err)
-		}
+	// The directory stays the server's (see cmdFile); the shell's user
+	// reads it through its group.
+	if err := p.cmdOut.ensureDir(); err != nil {
+		return err
 	}
 	rc := filepath.Join(sessDir, "rc")
 	if err := os.WriteFile(rc, []byte(rcScript(p.nonce, p.cmdFile, dir)), 0o644); err != nil {
@@ -187,12 +210,15 @@ func (p *process) spawn(opts *Options, dir string) (err error) {
 		return fmt.Errorf("set terminal mode: %w", err)
 	}
 
-	c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
-	c.Dir = dir
-	c.Env = opts.Env
-	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
-	if err := c.Start(); err != nil {
+	c, err := startIn(cg, p.log, func() *exec.Cmd {
+		c := exec.Command(opts.Bash, "--noediting", "--noprofile", "--rcfile", rc, "-i")
+		c.Dir = dir
+		c.Env = opts.Env
+		c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: opts.Credential}
+		return c
+	})
+	if err != nil {
 		who := "the server's user"
 		if opts.Credential != nil {
 			who = fmt.Sprintf("uid %d", opts.Credential.Uid)
@@ -338,6 +364,11 @@ func (p *process) onOSC(cmd int, data []byte) {
 				close(p.promptDone)
 			}
 		}
+	case markStale:
+		// bash found no command of ours in the command file and ran
+		// nothing: mend the file before the next command.
+		p.cmdOut.stale.Store(true)
+		p.log.Warn("the shell could not read its command file; the command was not run", "file", p.cmdFile)
 	case markField, markDone:
 		if p.phase != phaseMeta {
 			return

@@ -20,7 +20,17 @@ const (
 	markDone      = 'D'
 	markPrompt    = 'P' // a visible prompt follows, for people attached
 	markPromptEnd = 'Q'
+	markStale     = 'X' // the command file was not this command's
 )
+
+// seqDigits is the width of the sequence number in the command file's
+// header.
+const seqDigits = 20
+
+// staleMessage is what a command gets when bash could not read it: the
+// command file was missing, unreadable or left from an earlier command.
+// Nothing runs; the server mends the file before the next command.
+const staleMessage = "action-server: this command did not reach the shell (its command file was missing, unreadable or out of date), so nothing was run; send it again"
 
 // metadata fields, in the order the prompt prints them.
 const (
@@ -73,10 +83,32 @@ alias git="git --no-pager"
 	// read runs only when the first one stopped at a NUL byte (read then
 	// succeeds): each read costs bash several microseconds, and most
 	// commands leave no here-document open.
-	b.WriteString(`__as_in() {
-  __as_h=
+	// The file's first line is a header: the shell's nonce, then the
+	// command's sequence number in 20 digits (see cmdFile). __as_in runs
+	// the command only when the header is this shell's and its number is
+	// higher than the last one run: a file bash cannot read, or one left
+	// from an earlier command (removed, swapped, made unreadable), would
+	// otherwise leave the last command in __as_c to run a second time.
+	// Headers of one shell have one length and differ only in digits, so
+	// a string comparison orders them, in any locale, without the cost of
+	// arithmetic.
+	fmt.Fprintf(&b, "__as_k=%s\n__as_l=%s\n", shellQuote(nonce), shellQuote(nonce+strings.Repeat("0", seqDigits)))
+	fmt.Fprintf(&b, "__as_stale() { \\builtin printf '\\e]%d;%%s;%c\\a' \"$__as_k\"; "+
+		"\\builtin printf '%%s\\n' %s >&2; \\builtin return 1; }\n",
+		oscMarker, markStale, shellQuote(staleMessage))
+	header := len(nonce) + seqDigits
+	fmt.Fprintf(&b, `__as_in() {
+  __as_c= __as_h=
   { \builtin read -r -d '' __as_c && IFS= \builtin read -r -d '' __as_h; } <"$__as_f" || \builtin true
-  [[ -z $__as_h ]] || __as_hd
+  __as_s=${__as_c:0:%d}
+  if [[ $__as_s == "$__as_k"* && $__as_s > $__as_l ]]; then
+    __as_l=$__as_s __as_c=${__as_c:%d}
+  else
+    __as_c=__as_stale __as_h=
+    \builtin return 0
+  fi
+`, header, header+1)
+	b.WriteString(`  [[ -z $__as_h ]] || __as_hd
   \builtin history -s -- "$__as_c"
 }
 __as_hd() {
@@ -115,9 +147,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// commandFile returns what the command file holds for c: its text, then,
-// if it leaves here-documents open, a NUL byte and a line for each (see
-// rcScript). Bash cannot hold a NUL in a variable, so text ends at one.
+// commandFile returns what the command file holds for c after its header
+// line (which cmdFile.write adds): its text, then, if it leaves
+// here-documents open, a NUL byte and a line for each (see rcScript). Bash
+// cannot hold a NUL in a variable, so text ends at one.
 func commandFile(c *Command) string {
 	text, _, _ := strings.Cut(c.Text, "\x00")
 	if len(c.heredocs) == 0 {

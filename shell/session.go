@@ -47,6 +47,20 @@ type Options struct {
 	// Budget, when set, bounds the finished commands' output across every
 	// session sharing it; nil means no bound beyond OutputLimit.
 	Budget *OutputBudget
+	// StartTimeout bounds a shell's start-up, until its first prompt: bash
+	// runs the user's start-up files first, and a command in them that
+	// waits (a lock, the network, input) would otherwise hold every
+	// request; default 30s. A start that fails this way returns an error
+	// that matches ErrStartTimeout.
+	StartTimeout time.Duration
+	// MaxPipes bounds the piped commands that run at once in the
+	// session (StartPipe); default 64. More are refused with
+	// ErrTooManyPipes.
+	MaxPipes int
+	// Cgroups, when set, puts each session in a cgroup of its own, so
+	// that closing it ends what escaped its terminal session and process
+	// groups (setsid); nil: none.
+	Cgroups *Cgroups
 }
 
 func (o *Options) setDefaults() error {
@@ -91,8 +105,24 @@ func (o *Options) setDefaults() error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.MaxPipes <= 0 {
+		o.MaxPipes = DefaultMaxPipes
+	}
 	return nil
 }
+
+// DefaultMaxPipes is Options.MaxPipes's default.
+const DefaultMaxPipes = 64
+
+// DefaultStartTimeout is Options.StartTimeout's default.
+const DefaultStartTimeout = 30 * time.Second
+
+// ErrStartTimeout is matched by the error of a shell that did not reach its
+// first prompt within Options.StartTimeout. A later start may succeed.
+var ErrStartTimeout = errors.New("the shell did not start in time")
 
 // ErrClosed is returned by a closed Session.
 var ErrClosed = errors.New("shell session is closed")
@@ -124,7 +154,8 @@ type Session struct {
 	history []*Command // recent commands, oldest first
 	started time.Time
 
-	pipes pipeSet // piped commands running (see StartPipe)
+	pipes pipeSet        // piped commands running (see StartPipe)
+	cg    *sessionCgroup // nil when sessions are not put in cgroups
 }
 
 // Start starts a session and waits until bash is ready for commands.
@@ -133,8 +164,15 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{opts: opts, log: opts.Logger, sem: make(chan struct{}, 1), cwd: opts.Dir, started: time.Now()}
-	p, err := startProcess(ctx, &s.opts, s.cwd, s.log)
+	cg, err := opts.Cgroups.newSession()
 	if err != nil {
+		// Processes are still tracked by session and group.
+		s.log.Warn("session started without a cgroup", "error", err)
+	}
+	s.cg = cg
+	p, err := startProcess(ctx, &s.opts, s.cwd, s.log, s.cg)
+	if err != nil {
+		s.cg.close(noGrace())
 		return nil, err
 	}
 	s.proc = p
@@ -179,14 +217,20 @@ func (s *Session) Close(ctx context.Context) {
 	p := s.proc
 	s.proc = nil
 	s.mu.Unlock()
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		s.pipes.closeAll(ctx)
 	}()
-	if p != nil {
-		p.close(ctx)
-	}
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if p != nil {
+			p.close(ctx)
+		}
+	}()
+	// What left both (setsid) is still in the cgroup.
+	s.cg.close(ctx)
+	<-done
 	<-done
 }
 
@@ -229,7 +273,7 @@ func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = s.opts.Dir
 	}
-	p, err := startProcess(ctx, &s.opts, dir, s.log)
+	p, err := startProcess(ctx, &s.opts, dir, s.log, s.cg)
 	if err != nil {
 		return nil, fmt.Errorf("restart shell: %w", err)
 	}

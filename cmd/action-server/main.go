@@ -119,7 +119,21 @@ func run(args []string) int {
 		log.Error("start-up failed", "error", err)
 		return 1
 	}
-	exec := executor.Start(ctx, sb.executorOptions(cfg, timeouts, start, set, log))
+	opts := sb.executorOptions(cfg, timeouts, start, set, log)
+	cgroups, err := shell.NewCgroups()
+	if err != nil {
+		// Without, processes that call setsid outlive their session.
+		log.Debug("sessions are not put in cgroups", "reason", err)
+	} else {
+		log.Debug("each session has a cgroup", "below", cgroups.Dir())
+	}
+	opts.Shell.Cgroups = cgroups
+	defer func() {
+		if err := cgroups.Close(); err != nil {
+			log.Warn("shutdown", "error", err)
+		}
+	}()
+	exec := executor.Start(ctx, opts)
 	// Agents find it through browser.ServerURLFile; it answers on loopback
 	// only, under a token its URL carries, and reads files with the
 	// sandbox user's rights. Only the browser can use it, so it runs only
@@ -216,6 +230,10 @@ func serveUntilEnd(ctx context.Context, shellUp <-chan error, serveErr <-chan er
 			switch {
 			case err == nil:
 				ready()
+			case errors.Is(err, shell.ErrStartTimeout):
+				// Its start-up files hang (the executor logged why):
+				// the server stays up, the next action that needs the
+				// shell starts it again and reports the failure.
 			case ctx.Err() == nil:
 				log.Error("start-up failed", "error", err)
 				return 1
@@ -269,8 +287,9 @@ func prepareSandbox(cfg serverflags.Config, log *slog.Logger) (*sandbox, error) 
 
 // timeouts are the ones the environment may set; zero means the default.
 type timeouts struct {
-	noChange time.Duration // NO_CHANGE_TIMEOUT_SECONDS
-	mcpCall  time.Duration // MCP_CALL_TIMEOUT
+	noChange   time.Duration // NO_CHANGE_TIMEOUT_SECONDS
+	mcpCall    time.Duration // MCP_CALL_TIMEOUT
+	shellStart time.Duration // SHELL_START_TIMEOUT_SECONDS
 }
 
 // readTimeouts reads the timeouts from the environment; a value that is
@@ -280,7 +299,7 @@ func readTimeouts() (timeouts, error) {
 	for _, v := range []struct {
 		name string
 		to   *time.Duration
-	}{{"NO_CHANGE_TIMEOUT_SECONDS", &t.noChange}, {"MCP_CALL_TIMEOUT", &t.mcpCall}} {
+	}{{"NO_CHANGE_TIMEOUT_SECONDS", &t.noChange}, {"MCP_CALL_TIMEOUT", &t.mcpCall}, {"SHELL_START_TIMEOUT_SECONDS", &t.shellStart}} {
 		s := os.Getenv(v.name)
 		if s == "" {
 			continue
@@ -307,6 +326,8 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		// primary group; only root can give files away at all.
 		owner = &chown.Owner{UID: sb.user.UID, GID: sb.user.UID}
 	}
+	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)),
+		NoChangeTimeout: t.noChange, StartTimeout: t.shellStart}
 	return executor.Options{
 		Started:       started,
 		WorkDir:       sb.workDir,
@@ -314,7 +335,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		Credential:    sb.user.Credential,
 		FileOwner:     owner,
 		Env:           sb.env,
-		Shell:         shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)), NoChangeTimeout: t.noChange},
+		Shell:         shellOpts,
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
