@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/actionserver/actionserver/internal/procgroup"
 )
 
 // Pipe mode: a command run outside the terminal, by `bash -c`, with its
@@ -98,10 +100,12 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 		cmd.Env = withEnv(s.opts.Env, o.Env)
 		cmd.Stdout, cmd.Stderr = w, w // one pipe: output and errors in the order written
 		// Its own process group, so a signal or the session's end
-		// reaches what it starts too. Not its own terminal session: on
-		// a busy machine the scheduler's autogroups then halve a bulk
-		// command's throughput (a session is a group of its own).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.opts.Credential}
+		// reaches what it starts too, and killed if the server dies. Not
+		// its own terminal session: on a busy machine the scheduler's
+		// autogroups then halve a bulk command's throughput (a session is
+		// a group of its own).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.opts.Credential}
+		procgroup.Prepare(cmd)
 		return cmd
 	})
 	w.Close()
@@ -123,7 +127,7 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 	pgid := cmd.Process.Pid
 	if !s.pipes.add(c, pgid) {
 		// The session closed meanwhile.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = procgroup.Kill(pgid, syscall.SIGKILL)
 	}
 
 	readerDone := make(chan struct{})
@@ -183,7 +187,7 @@ func (s *Session) SignalPipe(id int64, sig syscall.Signal) error {
 	if !ok {
 		return fmt.Errorf("command %d is not a running piped command: %w", id, ErrNotRunning)
 	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := procgroup.Kill(pgid, sig); err != nil {
 		return fmt.Errorf("signal command %d: %w", id, err)
 	}
 	return nil
@@ -229,7 +233,7 @@ func (ps *pipeSet) add(c *Command, pgid int) bool {
 	ps.running[c] = pgid
 	// Forget groups that emptied, so the set stays as small as what runs.
 	for g := range ps.orphans {
-		if errors.Is(syscall.Kill(-g, 0), syscall.ESRCH) {
+		if !procgroup.Alive(g) {
 			delete(ps.orphans, g)
 		}
 	}
@@ -242,7 +246,7 @@ func (ps *pipeSet) finished(c *Command, pgid int) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	delete(ps.running, c)
-	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+	if !procgroup.Alive(pgid) {
 		return
 	}
 	if ps.closed {

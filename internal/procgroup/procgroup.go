@@ -111,9 +111,14 @@ func Kill(pgid int, sig syscall.Signal) error {
 	return nil
 }
 
-// Alive reports whether process group pgid still has a member.
+// Alive reports whether process group pgid still has a member; one this
+// process may not signal (it ran a setuid program) counts as a member.
 func Alive(pgid int) bool {
-	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
+	if pgid <= 1 {
+		return false
+	}
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // pollEvery is how often End looks whether a group it cannot wait for has
