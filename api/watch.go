@@ -9,6 +9,10 @@ const (
 	OpRemove = "remove"
 	OpRename = "rename"
 	OpChmod  = "chmod"
+	// OpLimit: the directory at Path and what is below it are not watched,
+	// because the watch reached the server's cap on watched directories;
+	// sent at most once per watch.
+	OpLimit = "limit"
 )
 
 // WatchEvent is one file-system change under a watched directory: the

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 )
 
@@ -56,6 +57,10 @@ type Options struct {
 	// are the agent's to work on, like the files its actions create. Nil:
 	// they stay the server's.
 	FileOwner *chown.Owner
+	// FileUser, when set, gives the copies of downloads its filesystem
+	// rights (see package asuser): the server may be root, and the
+	// workspace is the agent's. Nil: the server's own.
+	FileUser *asuser.User
 	// Disabled makes every action fail with ErrUnavailable
 	// (--no-enable-browser).
 	Disabled bool

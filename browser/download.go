@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/gabriel-vasile/mimetype"
 
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 )
 
@@ -115,39 +117,67 @@ func (b *Browser) collectDownload(ctx context.Context, dls []*download, actions 
 		return nil
 	}
 	src := filepath.Join(b.workDir(), ".downloads", dl.guid)
+	in, err := openDownload(src)
+	if err != nil {
+		b.log.Warn("open download", "src", src, "err", err)
+		return nil
+	}
+	defer in.Close()
 	ext := ""
-	if mt, err := mimetype.DetectFile(src); err == nil && !mt.Is("application/octet-stream") {
+	if mt, err := mimetype.DetectReader(in); err == nil && !mt.Is("application/octet-stream") {
 		ext = mt.Extension()
 	}
 	if ext == "" {
 		ext = filepath.Ext(dl.suggested)
 	}
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		b.log.Warn("read download", "src", src, "err", err)
+		return nil
+	}
 	b.downloadCount++
 	dst := filepath.Join(b.workDir(), fmt.Sprintf("file_%d%s", b.downloadCount, ext))
-	if err := copyFile(src, dst, b.opts.FileOwner); err != nil {
+	if err := copyTo(in, dst, b.opts.FileOwner, b.opts.FileUser); err != nil {
 		b.log.Warn("copy download", "src", src, "dst", dst, "err", err)
 		return nil
 	}
 	return &Download{Path: dst, Content: downloadContent(actions, dst)}
 }
 
-// copyFile copies src to dst, giving dst to owner unless it is nil.
-func copyFile(src, dst string, owner *chown.Owner) error {
-	in, err := os.Open(src)
+// openDownload opens the file Chromium downloaded, refusing a link or
+// anything but a regular file there: the directory is the agent's, and the
+// server may be root.
+func openDownload(src string) (*os.File, error) {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer in.Close()
-	out, err := os.Create(dst)
+	fi, err := in.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", src)
+	}
 	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// copyTo copies in to dst, creating or replacing it with as's filesystem
+// rights (a link the agent planted at dst reaches only what the sandbox
+// user could write), and gives dst to owner unless it is nil.
+func copyTo(in io.Reader, dst string, owner *chown.Owner, as *asuser.User) error {
+	return as.Do(func() error {
+		out, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, in)
+		if err == nil && owner != nil {
+			err = out.Chown(owner.UID, owner.GID)
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
 		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil && owner != nil {
-		err = out.Chown(owner.UID, owner.GID)
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	})
 }

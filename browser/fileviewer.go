@@ -2,10 +2,14 @@ package browser
 
 import (
 	"context"
+	crand "crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"mime"
@@ -15,6 +19,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // ServerURLFile is where agents find the file viewer's address; they then
@@ -24,23 +31,42 @@ const ServerURLFile = "/tmp/oh-server-url"
 // viewerExts are the types the file viewer shows.
 var viewerExts = map[string]bool{".pdf": true, ".png": true, ".jpg": true, ".jpeg": true, ".gif": true}
 
+// maxViewedFile is the largest file the viewer embeds in a page (as
+// base64, so the page is a third larger).
+const maxViewedFile = 64 << 20
+
 // FileViewer is the small loopback-only HTTP server that shows a PDF or an
 // image of the sandbox as a web page, so the browser can look at files.
+//
+// Its address carries a random token as the first path segment
+// (http://localhost:<port>/<token>); /view answers only under it, so only
+// whoever read the address (the agent's browser, through the URL file) can
+// use it, not another local user or a web page guessing ports. Files are
+// opened with the sandbox user's filesystem rights (see package asuser), so
+// a link named a.png shows only what that user could read.
 type FileViewer struct {
-	// URL is http://localhost:<port>.
-	URL string
-	srv *http.Server
+	// URL is http://localhost:<port>/<token>: agents append
+	// "/view?path=/abs/file".
+	URL   string
+	token string
+	as    *asuser.User
+	srv   *http.Server
 }
 
 // StartFileViewer listens on a free loopback port between serverPort+1
 // and serverPort+1024 (trying random ones, as upstream does), serves the
-// viewer and writes its URL to urlFile (when not empty).
-func StartFileViewer(serverPort int, urlFile string, log *slog.Logger) (*FileViewer, error) {
-	return startFileViewer(serverPort, urlFile, log, pdfjsDir)
+// viewer and writes its URL, token included, to urlFile (when not empty).
+// Files are read with as's filesystem rights (nil: the server's own).
+func StartFileViewer(serverPort int, urlFile string, as *asuser.User, log *slog.Logger) (*FileViewer, error) {
+	return startFileViewer(serverPort, urlFile, as, log, pdfjsDir)
 }
 
 // startFileViewer is StartFileViewer with pdf.js looked for in pdfjs.
-func startFileViewer(serverPort int, urlFile string, log *slog.Logger, pdfjs string) (*FileViewer, error) {
+func startFileViewer(serverPort int, urlFile string, as *asuser.User, log *slog.Logger, pdfjs string) (*FileViewer, error) {
+	var tok [16]byte
+	if _, err := crand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("file viewer token: %w", err)
+	}
 	var l net.Listener
 	var err error
 	lo, hi := serverPort+1, min(serverPort+1024, 65535)
@@ -59,13 +85,16 @@ func startFileViewer(serverPort int, urlFile string, log *slog.Logger, pdfjs str
 			return nil, fmt.Errorf("file viewer: %w", err)
 		}
 	}
-	v := &FileViewer{URL: "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)}
+	token := hex.EncodeToString(tok[:])
+	v := &FileViewer{URL: "http://localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "/" + token, token: token, as: as}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+	status := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"File viewer server is running"}`))
-	})
-	mux.HandleFunc("GET /view", func(w http.ResponseWriter, r *http.Request) { viewFile(w, r, pdfjs) })
+	}
+	mux.HandleFunc("GET /{$}", status)
+	mux.HandleFunc("GET /{token}/{$}", v.withToken(status))
+	mux.HandleFunc("GET /{token}/view", v.withToken(func(w http.ResponseWriter, r *http.Request) { v.viewFile(w, r, pdfjs) }))
 	mux.HandleFunc("GET "+pdfjsLibRoute, func(w http.ResponseWriter, r *http.Request) {
 		servePDFJS(w, r, findPDFJS(pdfjs).lib)
 	})
@@ -100,6 +129,18 @@ func overwrite(path string, data []byte) error {
 	return err
 }
 
+// withToken serves h only under the viewer's token; anything else is not
+// found, as if there were no such page.
+func (v *FileViewer) withToken(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.PathValue("token")), []byte(v.token)) != 1 {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}
+}
+
 // Close stops the viewer.
 func (v *FileViewer) Close() error { return v.srv.Shutdown(context.Background()) }
 
@@ -114,7 +155,7 @@ func htmlError(w http.ResponseWriter, status int, title, path string, detail ...
 
 // viewFile answers GET /view?path=/abs/file with a page showing the file;
 // PDFs are drawn by the pdf.js in pdfjs, or the CDN's when it has none.
-func viewFile(w http.ResponseWriter, r *http.Request, pdfjs string) {
+func (v *FileViewer) viewFile(w http.ResponseWriter, r *http.Request, pdfjs string) {
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		htmlError(w, http.StatusForbidden, "Access Denied", "This endpoint is only accessible from localhost")
@@ -125,17 +166,29 @@ func viewFile(w http.ResponseWriter, r *http.Request, pdfjs string) {
 		htmlError(w, http.StatusBadRequest, "Error: Path must be absolute", path)
 		return
 	}
-	fi, err := os.Stat(path)
+	var data []byte
+	var fi os.FileInfo
+	err := v.as.Do(func() error {
+		var err error
+		if fi, err = os.Stat(path); err != nil || fi.IsDir() || !viewerExts[strings.ToLower(filepath.Ext(path))] {
+			return err
+		}
+		data, err = readViewed(path)
+		return err
+	})
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		htmlError(w, http.StatusNotFound, "Error: File not found", path)
 		return
-	case err == nil && fi.IsDir():
+	case fi != nil && fi.IsDir():
 		htmlError(w, http.StatusBadRequest, "Error: Path is a directory", path)
+		return
+	case err != nil:
+		htmlError(w, http.StatusInternalServerError, "Error viewing file", path, err.Error())
 		return
 	}
 	lib, worker := findPDFJS(pdfjs).urls()
-	page, err := viewerPage(path, lib, worker)
+	page, err := viewerPage(path, data, lib, worker)
 	if err != nil {
 		htmlError(w, http.StatusInternalServerError, "Error viewing file", path, err.Error())
 		return
@@ -144,17 +197,38 @@ func viewFile(w http.ResponseWriter, r *http.Request, pdfjs string) {
 	w.Write([]byte(page))
 }
 
-// viewerPage renders the file into a page titled "File Viewer - <name>":
-// images inline, PDFs drawn page by page on canvases by pdf.js, which the
-// page loads from lib and its worker from worker.
-func viewerPage(path string, lib, worker string) (string, error) {
+// readViewed reads a regular file of at most maxViewedFile bytes, without
+// waiting on a FIFO.
+func readViewed(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	case fi.Size() > maxViewedFile:
+		return nil, fmt.Errorf("file too large to view (%d bytes, at most %d)", fi.Size(), maxViewedFile)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxViewedFile+1))
+	if err == nil && len(data) > maxViewedFile {
+		err = fmt.Errorf("file too large to view (more than %d bytes)", maxViewedFile)
+	}
+	return data, err
+}
+
+// viewerPage renders the file at path, whose content is data, into a page
+// titled "File Viewer - <name>": images inline, PDFs drawn page by page on
+// canvases by pdf.js, which the page loads from lib and its worker from
+// worker.
+func viewerPage(path string, data []byte, lib, worker string) (string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if !viewerExts[ext] {
 		return "", fmt.Errorf("Unsupported file extension: %s. Supported extensions are: .pdf, .png, .jpg, .jpeg, .gif", ext)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
 	}
 	b64 := base64.StdEncoding.EncodeToString(data)
 	name := html.EscapeString(filepath.Base(path))

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/testpdf"
 )
 
@@ -25,7 +26,7 @@ var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAA
 func TestFileViewer_ServesFilesAsPages(t *testing.T) {
 	dir := t.TempDir()
 	urlFile := filepath.Join(dir, "server-url")
-	v, err := StartFileViewer(40000, urlFile, slog.New(slog.DiscardHandler))
+	v, err := StartFileViewer(40000, urlFile, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer v.Close()
 	written, err := os.ReadFile(urlFile)
@@ -89,7 +90,7 @@ func TestFileViewer_ServesLocalPDFJSWhenInstalled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := startFileViewer(40000, "", slog.New(slog.DiscardHandler), tt.dir)
+			v, err := startFileViewer(40000, "", nil, slog.New(slog.DiscardHandler), tt.dir)
 			require.NoError(t, err)
 			defer v.Close()
 			get := func(path string) (*http.Response, string) {
@@ -103,7 +104,12 @@ func TestFileViewer_ServesLocalPDFJSWhenInstalled(t *testing.T) {
 			resp, page := get("/view?path=" + url.QueryEscape(doc))
 			require.Equal(t, http.StatusOK, resp.StatusCode, page)
 			for route, body := range map[string]string{"/pdfjs/pdf.js": tt.lib, "/pdfjs/pdf.worker.js": tt.work} {
-				resp, got := get(route)
+				// Static, at the root: the page loads them by absolute path.
+				resp, err := http.Get(strings.TrimSuffix(v.URL, "/"+v.token) + route)
+				require.NoError(t, err)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got := string(b)
 				if !tt.local {
 					assert.Equal(t, http.StatusNotFound, resp.StatusCode, route)
 					continue
@@ -130,7 +136,7 @@ func TestFileViewer_DrawsPDFWithInstalledPDFJS(t *testing.T) {
 	if findPDFJS(pdfjsDir).lib == "" {
 		t.Skip("pdf.js is not installed (Debian package libjs-pdf)")
 	}
-	v, err := StartFileViewer(40000, "", slog.New(slog.DiscardHandler))
+	v, err := StartFileViewer(40000, "", nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer v.Close()
 	doc := filepath.Join(t.TempDir(), "doc.pdf")
@@ -143,6 +149,60 @@ func TestFileViewer_DrawsPDFWithInstalledPDFJS(t *testing.T) {
 	assert.Contains(t, obs.Content, "RootWebArea 'File Viewer - doc.pdf'")
 	assert.NotContains(t, obs.Content, "Error loading file")
 	assert.Regexp(t, `(?m)^\t*\[\d+\] Canvas ''$`, obs.Content)
+}
+
+func TestFileViewer_AnswersOnlyUnderItsToken(t *testing.T) {
+	v, err := StartFileViewer(40000, "", nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer v.Close()
+	png := filepath.Join(t.TempDir(), "a.png")
+	require.NoError(t, os.WriteFile(png, onePixelPNG, 0o644))
+	origin := strings.TrimSuffix(v.URL, "/"+v.token)
+	require.Regexp(t, `^http://localhost:\d+$`, origin)
+	require.Len(t, v.token, 32)
+	for u, want := range map[string]int{
+		v.URL + "/view?path=" + png:                                  http.StatusOK,
+		origin + "/view?path=" + png:                                 http.StatusNotFound,
+		origin + "/" + strings.Repeat("0", 32) + "/view?path=" + png: http.StatusNotFound,
+		origin + "/": http.StatusOK,
+	} {
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, u)
+	}
+}
+
+func TestFileViewer_ReadsWithTheSandboxUsersRights(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	secret := filepath.Join(dir, "secret.png")
+	require.NoError(t, os.WriteFile(secret, onePixelPNG, 0o600))
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "a.png")))
+	mine := filepath.Join(dir, "mine.png")
+	require.NoError(t, os.WriteFile(mine, onePixelPNG, 0o644))
+
+	v, err := StartFileViewer(40000, "", &asuser.User{UID: 65534, GID: 65534}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer v.Close()
+	get := func(p string) (int, string) {
+		resp, err := http.Get(v.URL + "/view?path=" + url.QueryEscape(p))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := get(filepath.Join(dir, "a.png"))
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Contains(t, body, "permission denied")
+	assert.NotContains(t, body, base64.StdEncoding.EncodeToString(onePixelPNG))
+	status, body = get(mine)
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, base64.StdEncoding.EncodeToString(onePixelPNG))
 }
 
 func TestOverwrite_ReplacesTheWholeContent(t *testing.T) {

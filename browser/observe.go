@@ -99,17 +99,26 @@ func extract(ctx context.Context, withSom bool) (*pageState, error) {
 }
 
 // saveScreenshot writes the PNG under <workdir>/.browser_screenshots with
-// OpenHands' timestamped name and returns its path.
+// OpenHands' timestamped name and returns its path. The workspace is the
+// agent's: the directory and the file are made with the sandbox user's
+// rights (Options.FileUser), so a link planted as .browser_screenshots
+// leads only where that user could write.
 func (b *Browser) saveScreenshot(png []byte) (string, error) {
 	dir := filepath.Join(b.workDir(), ".browser_screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create screenshot directory: %w", err)
-	}
 	now := time.Now()
 	name := fmt.Sprintf("screenshot_%s_%06d.png", now.Format("20060102_150405"), now.Nanosecond()/1000)
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		return "", fmt.Errorf("save screenshot: %w", err)
+	err := b.opts.FileUser.Do(func() error {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create screenshot directory: %w", err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			return fmt.Errorf("save screenshot: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return path, nil
 }

@@ -262,7 +262,7 @@ func TestFileViewer_ThroughTheBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(png, pngBytes, 0o644))
 	obs, err := s.Client.Run(ctx, "cat "+urlFile, client.RunOptions{})
 	require.NoError(t, err)
-	require.Regexp(t, `^http://localhost:\d+$`, obs.Content)
+	require.Regexp(t, `^http://localhost:\d+/[0-9a-f]{32}$`, obs.Content, "the address carries the token")
 
 	timeout := 60.0
 	out, err := s.Client.Execute(ctx, &event.BrowseInteractive{Header: event.Header{Timeout: &timeout},

@@ -430,7 +430,7 @@ func TestFileViewerURL_NeverWrittenThroughALink(t *testing.T) {
 	startServer(t, startOpts{env: []string{"FILE_VIEWER_URL_FILE=" + urlFile}, args: []string{"--working-dir", t.TempDir()}})
 	data, err = os.ReadFile(urlFile)
 	require.NoError(t, err)
-	assert.Regexp(t, `^http://localhost:\d+$`, string(data))
+	assert.Regexp(t, `^http://localhost:\d+/[0-9a-f]{32}$`, string(data), "the address, with the viewer's token")
 }
 
 // TestAPIKey_NoProcessOfAContainerShowsIt runs the server as a PID

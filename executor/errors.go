@@ -33,6 +33,9 @@ const (
 	KindNoSpace
 	// KindPermission is an operation the file system's permissions refuse.
 	KindPermission
+	// KindTooLarge is a request whose content is over a size limit (an
+	// archive that unpacks to too much).
+	KindTooLarge
 )
 
 // Error is an error of the executor: its kind, and the error that says what

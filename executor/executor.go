@@ -21,6 +21,7 @@ import (
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 	"github.com/actionserver/actionserver/mcp"
 	"github.com/actionserver/actionserver/plugins"
@@ -37,6 +38,9 @@ type Options struct {
 	// Username is the sandbox user the shells run as.
 	Username string
 	// Credential switches to that user; nil runs as the server's user.
+	// When the server is root, the file actions (read, write, edit,
+	// uploads, downloads, listings, watches) and the browser's files then
+	// take that user's filesystem rights too (see package asuser).
 	Credential *syscall.Credential
 	// Env is the shells' environment.
 	Env []string
@@ -79,6 +83,9 @@ type Executor struct {
 	editor   *files.Editor
 	mcp      *mcp.Manager
 	watchers files.Watchers
+	// fsUser gives file actions the sandbox user's filesystem rights when
+	// the server is root and the shells are not; nil otherwise.
+	fsUser *asuser.User
 
 	mu       sync.Mutex
 	sessions map[string]*shell.Session
@@ -137,6 +144,11 @@ func Start(ctx context.Context, opts Options) *Executor {
 	if bo.FileOwner == nil && opts.FileOwner != nil {
 		bo.FileOwner = opts.FileOwner
 	}
+	e.fsUser = fileUser(opts)
+	e.watchers.As = e.fsUser
+	if bo.FileUser == nil {
+		bo.FileUser = e.fsUser
+	}
 	if bo.Logger == nil {
 		bo.Logger = e.log
 	}
@@ -181,6 +193,25 @@ func (e *Executor) Ready(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// fileUser is whose filesystem rights the file actions take: the shells'
+// user's, with new files given FileOwner's group natively.
+func fileUser(opts Options) *asuser.User {
+	c := opts.Credential
+	if c == nil {
+		return nil
+	}
+	fileGID := c.Gid
+	if opts.FileOwner != nil && opts.FileOwner.GID >= 0 {
+		fileGID = uint32(opts.FileOwner.GID)
+	}
+	return asuser.ForFiles(c.Uid, c.Gid, fileGID, c.Groups)
+}
+
+// FileUser returns whose filesystem rights file access takes (nil: the
+// server's own), for components outside the executor such as the file
+// viewer.
+func (e *Executor) FileUser() *asuser.User { return e.fsUser }
 
 func (e *Executor) fileOwner() chown.Owner {
 	if e.opts.FileOwner == nil {

@@ -13,9 +13,24 @@ import (
 // editor call failed: upstream reports those as content, not as errors.
 const editorErrorPrefix = "ERROR:\n"
 
-// read runs a "read" action. Relative paths resolve against the default
-// shell's current directory.
+// read runs a "read" action, with the sandbox user's filesystem rights.
+// Relative paths resolve against the default shell's current directory.
 func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observation, error) {
+	cwd := ""
+	if a.ImplSource != event.ImplOHACI {
+		cwd = e.cwd(ctx)
+	}
+	var obs event.Observation
+	err := e.fsUser.Do(func() error {
+		var err error
+		obs, err = e.readAs(ctx, a, cwd)
+		return err
+	})
+	return obs, err
+}
+
+// readAs is read once the rights are the user's.
+func (e *Executor) readAs(ctx context.Context, a *event.FileRead, cwd string) (event.Observation, error) {
 	// Upstream checks the path as given before anything else. A relative
 	// path is checked against its own process directory there, which holds
 	// none of the agent's files, so only absolute paths are checked here;
@@ -31,8 +46,7 @@ func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observati
 		}
 		return &event.FileReadResult{Content: content, Path: a.Path, ImplSource: event.ImplOHACI}, nil
 	}
-	cwd := e.cwd(ctx)
-	content, err := files.Read(cwd, a.Path, a.Start, a.End)
+	content, err := files.Read(ctx, cwd, a.Path, a.Start, a.End)
 	if fe, ok := files.IsError(err); ok {
 		return &event.Error{Content: fe.Msg}, nil
 	}
@@ -42,11 +56,13 @@ func (e *Executor) read(ctx context.Context, a *event.FileRead) (event.Observati
 	return &event.FileReadResult{Content: content, Path: files.Resolve(cwd, a.Path), ImplSource: event.ImplDefault}, nil
 }
 
-// write runs a "write" action; new files and directories go to the sandbox
-// user.
+// write runs a "write" action with the sandbox user's filesystem rights;
+// new files and directories go to the sandbox user.
 func (e *Executor) write(ctx context.Context, a *event.FileWrite) (event.Observation, error) {
 	cwd := e.cwd(ctx)
-	err := files.Write(cwd, a.Path, a.Content, a.Start, a.End, e.fileOwner())
+	err := e.fsUser.Do(func() error {
+		return files.Write(ctx, cwd, a.Path, a.Content, a.Start, a.End, e.fileOwner())
+	})
 	if fe, ok := files.IsError(err); ok {
 		return &event.Error{Content: fe.Msg}, nil
 	}
@@ -56,7 +72,8 @@ func (e *Executor) write(ctx context.Context, a *event.FileWrite) (event.Observa
 	return &event.FileWriteResult{Path: files.Resolve(cwd, a.Path)}, nil
 }
 
-// edit runs an "edit" action on the file editor. Only the oh_aci editor
+// edit runs an "edit" action on the file editor, with the sandbox user's
+// filesystem rights (its undo history included). Only the oh_aci editor
 // runs here; the LLM-based one is the host's.
 func (e *Executor) edit(ctx context.Context, a *event.FileEdit) (event.Observation, error) {
 	if a.ImplSource == event.ImplLLMBasedEdit {
@@ -68,7 +85,12 @@ func (e *Executor) edit(ctx context.Context, a *event.FileEdit) (event.Observati
 		l := files.InsertLine(a.InsertLine.Raw)
 		req.InsertLine = &l
 	}
-	res, err := e.editor.Do(ctx, req)
+	var res files.EditResult
+	err := e.fsUser.Do(func() error {
+		var err error
+		res, err = e.editor.Do(ctx, req)
+		return err
+	})
 	content, err := editorContent(res, err)
 	if err != nil {
 		return nil, err

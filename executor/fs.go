@@ -15,7 +15,8 @@ import (
 
 // The byte-level file operations of the native API. Paths are absolute,
 // or relative to the workspace and then confined to it (files.Tree says
-// how); what they create belongs to the sandbox user.
+// how); what they create belongs to the sandbox user, and they act with
+// that user's filesystem rights (see package asuser).
 
 // Errors of the byte-level file operations; each wraps the component's
 // error, whose text says which path and what failed.
@@ -106,7 +107,12 @@ func fileInfo(en files.Entry) api.FileInfo {
 
 // StatFile describes the entry at path, not following a final symlink.
 func (e *Executor) StatFile(path string) (api.FileInfo, error) {
-	en, err := e.tree().Stat(path)
+	var en files.Entry
+	err := e.fsUser.Do(func() error {
+		var err error
+		en, err = e.tree().Stat(path)
+		return err
+	})
 	if err != nil {
 		return api.FileInfo{}, fsError(err)
 	}
@@ -115,7 +121,12 @@ func (e *Executor) StatFile(path string) (api.FileInfo, error) {
 
 // ListDir describes the entries of the directory at path, by name.
 func (e *Executor) ListDir(path string) (api.FileList, error) {
-	entries, err := e.tree().ListDir(path)
+	var entries []files.Entry
+	err := e.fsUser.Do(func() error {
+		var err error
+		entries, err = e.tree().ListDir(path)
+		return err
+	})
 	if err != nil {
 		return api.FileList{}, fsError(err)
 	}
@@ -129,7 +140,13 @@ func (e *Executor) ListDir(path string) (api.FileList, error) {
 // OpenFile opens the regular file at path for reading; the caller closes
 // it.
 func (e *Executor) OpenFile(path string) (*os.File, api.FileInfo, error) {
-	f, en, err := e.tree().OpenRead(path)
+	var f *os.File
+	var en files.Entry
+	err := e.fsUser.Do(func() error {
+		var err error
+		f, en, err = e.tree().OpenRead(path)
+		return err
+	})
 	if err != nil {
 		return nil, api.FileInfo{}, fsError(err)
 	}
@@ -160,7 +177,12 @@ func (e *Executor) WriteFile(ctx context.Context, path string, body io.Reader, w
 		opts.Mode = m
 	}
 	t := e.tree()
-	n, err := t.Write(ctx, path, body, opts)
+	var n int64
+	err := e.fsUser.Do(func() error {
+		var err error
+		n, err = t.Write(ctx, path, body, opts)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.FileWritten{}, fmt.Errorf("write %s: %w", path, ctx.Err())
@@ -183,18 +205,18 @@ func (e *Executor) Mkdir(path, mode string, parents bool) error {
 			return ErrBadMode.with(err)
 		}
 	}
-	return fsError(e.tree().Mkdir(path, m, parents))
+	return fsError(e.fsUser.Do(func() error { return e.tree().Mkdir(path, m, parents) }))
 }
 
 // MoveFile renames from to to; overwrite replaces an existing to.
 func (e *Executor) MoveFile(from, to string, overwrite bool) error {
-	return fsError(e.tree().Move(from, to, overwrite))
+	return fsError(e.fsUser.Do(func() error { return e.tree().Move(from, to, overwrite) }))
 }
 
 // RemoveFile deletes the entry at path; a directory with its contents
 // only when recursive.
 func (e *Executor) RemoveFile(path string, recursive bool) error {
-	return fsError(e.tree().Remove(path, recursive))
+	return fsError(e.fsUser.Do(func() error { return e.tree().Remove(path, recursive) }))
 }
 
 // Chmod sets the mode of path, in octal.
@@ -203,5 +225,5 @@ func (e *Executor) Chmod(path, mode string) error {
 	if err != nil {
 		return ErrBadMode.with(err)
 	}
-	return fsError(e.tree().Chmod(path, m))
+	return fsError(e.fsUser.Do(func() error { return e.tree().Chmod(path, m) }))
 }

@@ -3,21 +3,25 @@ package executor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/files"
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // Errors of the transfers and watches.
 var (
 	// ErrBadTransfer: a transfer request the executor refuses.
 	ErrBadTransfer = sentinel(KindInvalid, errors.New("invalid transfer request"))
+	// ErrZipTooLarge: an uploaded archive would unpack to more than the
+	// server allows (a zip bomb).
+	ErrZipTooLarge = sentinel(KindTooLarge, files.ErrZipTooLarge)
 	// ErrFileNotFound: what a download names does not exist.
 	ErrFileNotFound = sentinel(KindNotFound, errors.New("File not found"))
 	// ErrTooManyWatchers: the cap on concurrent watches is reached.
@@ -42,53 +46,93 @@ func (e *Executor) Upload(ctx context.Context, name string, body io.Reader, dest
 	if recursive && !isZip {
 		return ErrBadTransfer.withText("Recursive uploads must be zip files")
 	}
-	owner := e.fileOwner()
-	if err := files.MkdirAll(dest, owner); err != nil {
+	if err := checkPath(dest); err != nil {
 		return err
 	}
-	if isZip {
-		return files.ReceiveZip(ctx, dest, body, owner)
-	}
-	_, err := files.ReceiveFile(ctx, dest, name, body, owner)
-	if errors.Is(err, files.ErrNotPlainName) {
+	owner := e.fileOwner()
+	err := e.fsUser.Do(func() error {
+		if err := files.MkdirAll(dest, owner); err != nil {
+			return err
+		}
+		if isZip {
+			return files.ReceiveZip(ctx, dest, body, owner)
+		}
+		_, err := files.ReceiveFile(ctx, dest, name, body, owner)
+		return err
+	})
+	switch {
+	case errors.Is(err, files.ErrNotPlainName), errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EINVAL) && strings.ContainsRune(name, 0):
 		return ErrBadTransfer.withText("Invalid file name: %q", name)
+	case errors.Is(err, files.ErrZipTooLarge):
+		return ErrZipTooLarge.with(err)
 	}
 	return err
 }
 
+// checkPath refuses a path no file can have: one with a NUL byte, or a
+// component longer than the kernel allows.
+func checkPath(p string) error {
+	if strings.ContainsRune(p, 0) {
+		return ErrBadPath.withText("Invalid path: %q contains a NUL byte", p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if len(c) > maxNameLen {
+			return ErrBadPath.withText("Invalid path: a component of %q is longer than %d bytes", p, maxNameLen)
+		}
+	}
+	if len(p) >= maxPathLen {
+		return ErrBadPath.withText("Invalid path: %q is longer than %d bytes", p, maxPathLen-1)
+	}
+	return nil
+}
+
+// The kernel's NAME_MAX and PATH_MAX.
+const (
+	maxNameLen = 255
+	maxPathLen = 4096
+)
+
 // Download is a directory (or file) ready to be sent as a zip.
 type Download struct {
 	root string
+	as   *asuser.User
 	// Name is the archive's file name: the base name of the path plus
 	// ".zip".
 	Name string
 }
 
 // PrepareDownload checks a download_files request before anything is sent:
-// path must be absolute and exist.
+// path must be absolute and exist, for the sandbox user.
 func (e *Executor) PrepareDownload(path string) (*Download, error) {
 	if !filepath.IsAbs(path) {
 		return nil, ErrBadTransfer.withText("Path must be an absolute path")
 	}
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrFileNotFound
-		}
-		return nil, fmt.Errorf("download %s: %w", path, err)
+	// Like upstream's os.path.exists, any failure to stat (a NUL byte, a
+	// name too long, a directory the user cannot search) is "not found".
+	if checkPath(path) != nil {
+		return nil, ErrFileNotFound
 	}
-	return &Download{root: path, Name: filepath.Base(path) + ".zip"}, nil
+	err := e.fsUser.Do(func() error {
+		_, err := os.Stat(path)
+		return err
+	})
+	if err != nil {
+		return nil, ErrFileNotFound
+	}
+	return &Download{root: path, Name: filepath.Base(path) + ".zip", as: e.fsUser}, nil
 }
 
 // WriteTo streams the zip of every regular file under the download's path
-// to w, with names relative to it; a regular file gives an empty archive,
-// as upstream's does.
+// to w, with names relative to it, reading with the sandbox user's rights;
+// a regular file gives an empty archive, as upstream's does.
 func (d *Download) WriteTo(ctx context.Context, w io.Writer) error {
-	return files.WriteZip(ctx, w, d.root)
+	return d.as.Do(func() error { return files.WriteZip(ctx, w, d.root) })
 }
 
-// ListFiles lists a directory for the UI's file tree. A nil or relative
-// path is taken from the workspace (not the shell's directory); anything
-// that is not a readable directory lists as empty.
+// ListFiles lists a directory for the UI's file tree, as the sandbox user
+// sees it. A nil or relative path is taken from the workspace (not the
+// shell's directory); anything that is not a directory the user can read
+// lists as empty.
 func (e *Executor) ListFiles(path *string) []string {
 	dir := e.opts.WorkDir
 	if path != nil {
@@ -97,7 +141,12 @@ func (e *Executor) ListFiles(path *string) []string {
 			dir = filepath.Join(e.opts.WorkDir, dir)
 		}
 	}
-	return files.List(dir)
+	var names []string
+	_ = e.fsUser.Do(func() error { names = files.List(dir); return nil })
+	if names == nil {
+		return []string{}
+	}
+	return names
 }
 
 // Watch streams file-system changes under dir until ctx ends; the number
@@ -145,6 +194,8 @@ func watchOp(op string) string {
 		return api.OpRename
 	case files.OpChmod:
 		return api.OpChmod
+	case files.OpLimit:
+		return api.OpLimit
 	}
 	return op
 }

@@ -102,11 +102,15 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 	}
 	id := fileIdentity{mode: mode, uid: owner.UID, gid: owner.GID}
 	var oldSize int64
+	existed := false
 	if fi, err := os.Stat(target); err == nil {
 		if fi.IsDir() {
 			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR}
 		}
-		id, oldSize = identityOf(fi), fi.Size()
+		if !fi.Mode().IsRegular() {
+			return 0, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
+		}
+		id, oldSize, existed = identityOf(fi), fi.Size(), true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
@@ -120,6 +124,11 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 		if errors.Is(err, fs.ErrNotExist) {
 			// Report the path the caller asked for, as open(2) on it would.
 			return 0, &fs.PathError{Op: "open", Path: p, Err: syscall.ENOENT}
+		}
+		if existed && errors.Is(err, fs.ErrPermission) {
+			// A file the user may write in a directory the user may not:
+			// in place, as the user would.
+			return writeInPlace(ctx, r, target)
 		}
 		return 0, err
 	}
@@ -151,6 +160,12 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 	if id.uid >= 0 || id.gid >= 0 {
 		ownErr = tmp.Chown(id.uid, id.gid)
 	}
+	if existed && errors.Is(ownErr, fs.ErrPermission) {
+		// The server has the sandbox user's rights (see package asuser),
+		// and the file is not the user's to give away: write it in place,
+		// as the user would, so that it keeps its owner and mode.
+		return n, copyInPlace(ctx, tmp, target)
+	}
 	if err := tmp.Chmod(id.mode); err != nil && ownErr == nil {
 		ownErr = err
 	}
@@ -165,7 +180,7 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 		// is not flushed; the old content, now under the temporary
 		// name, is removed in the background.
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp.Name(), unix.AT_FDCWD, target, unix.RENAME_EXCHANGE); err == nil {
-			go os.Remove(tmp.Name())
+			removeInBackground(tmp.Name())
 			done = true
 			return n, ownedOrErr(target, ownErr)
 		}
@@ -175,6 +190,61 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 	}
 	done = true
 	return n, ownedOrErr(target, ownErr)
+}
+
+// removeInBackground removes the file at p without waiting. The directory
+// is opened here, with the caller's filesystem rights (which may be the
+// sandbox user's, on this thread only), and the goroutine removes the name
+// in it, so it never resolves a path with other rights.
+func removeInBackground(p string) {
+	dir, name := filepath.Split(p)
+	if dir == "" {
+		dir = "."
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(p)
+		return
+	}
+	go func() {
+		unix.Unlinkat(dfd, name, 0)
+		unix.Close(dfd)
+	}()
+}
+
+// copyInPlace overwrites the regular file target with the content of src
+// from its start.
+func copyInPlace(ctx context.Context, src *os.File, target string) error {
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := writeInPlace(ctx, src, target)
+	return err
+}
+
+// writeInPlace truncates the regular file target and writes r into it,
+// keeping its inode, owner and mode: not atomic, but what a user who may
+// write the file and not its directory can do.
+func writeInPlace(ctx context.Context, r io.Reader, target string) (int64, error) {
+	dst, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := dst.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: target, Err: ErrNotRegular}
+	}
+	if err == nil {
+		err = dst.Truncate(0)
+	}
+	var n int64
+	if err == nil {
+		n, err = io.Copy(dst, ctxReader{ctx, r})
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // ownedOrErr reports a failure to set the owner of a file already in place.

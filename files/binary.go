@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/wlynxg/chardet"
 )
@@ -21,15 +22,16 @@ func IsBinary(path string) bool {
 	if strings.HasSuffix(path, ".pyc") {
 		return true
 	}
-	// Only regular files are opened: opening a FIFO would block.
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; only a
+	// regular file is then read.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	buf := make([]byte, binarySampleSize)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {

@@ -361,15 +361,8 @@ func (e *Editor) readText(p string) (textFile, error) {
 	if err := e.validateFile(p); err != nil {
 		return textFile{}, err
 	}
-	fi, err := os.Stat(p)
-	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		// A FIFO or device could block or never end; refuse it.
-		err = &fs.PathError{Op: "open", Path: p, Err: errors.New("not a regular file")}
-	}
-	var data []byte
-	if err == nil {
-		data, err = os.ReadFile(p)
-	}
+	// A FIFO or device could block or never end; readExisting refuses it.
+	data, err := readExisting(p)
 	if err != nil {
 		return textFile{}, errorf(err, "Ran into %s while trying to read %s", pyOSError(err), p)
 	}

@@ -1,15 +1,22 @@
 package files
 
 import (
+	"bufio"
+	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/internal/asuser"
 	"github.com/actionserver/actionserver/internal/chown"
 )
 
@@ -48,7 +55,7 @@ func TestRead_Ranges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Read(dir, tt.file, tt.start, tt.end)
+			got, err := Read(context.Background(), dir, tt.file, tt.start, tt.end)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -67,7 +74,7 @@ func TestRead_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read(dir, tt.path, 0, -1)
+			_, err := Read(context.Background(), dir, tt.path, 0, -1)
 			fe, ok := IsError(err)
 			require.True(t, ok, "agent-facing error, got %v", err)
 			assert.Equal(t, tt.want, fe.Error())
@@ -87,11 +94,11 @@ func TestRead_MediaAsDataURL(t *testing.T) {
 		{"e.ogg", "data:audio/ogg;base64,bw=="},
 	}
 	for _, tt := range tests {
-		got, err := Read(dir, tt.file, 0, -1)
+		got, err := Read(context.Background(), dir, tt.file, 0, -1)
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, got, tt.file)
 	}
-	_, err := Read(dir, "missing.png", 0, -1)
+	_, err := Read(context.Background(), dir, "missing.png", 0, -1)
 	fe, ok := IsError(err)
 	require.True(t, ok)
 	assert.Equal(t, "File not found: "+dir+"/missing.png. Your current working directory is "+dir+".", fe.Msg)
@@ -104,7 +111,7 @@ func TestRead_PermissionDeniedIsAServerFault(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"f": "x"})
 	require.NoError(t, os.Chmod(dir+"/f", 0))
-	_, err := Read(dir, "f", 0, -1)
+	_, err := Read(context.Background(), dir, "f", 0, -1)
 	_, ok := IsError(err)
 	assert.False(t, ok)
 	assert.ErrorIs(t, err, os.ErrPermission)
@@ -132,7 +139,7 @@ func TestWrite(t *testing.T) {
 			if tt.existing != nil {
 				writeFiles(t, dir, map[string]string{"f": *tt.existing})
 			}
-			require.NoError(t, Write(dir, "f", tt.content, tt.start, tt.end, chown.Keep))
+			require.NoError(t, Write(context.Background(), dir, "f", tt.content, tt.start, tt.end, chown.Keep))
 			assert.Equal(t, tt.want, readFile(t, dir+"/f"))
 		})
 	}
@@ -144,7 +151,7 @@ func TestWrite_CreatesParentsAndSetsModeAndOwner(t *testing.T) {
 	if os.Geteuid() == 0 {
 		owner = chown.Owner{UID: 1234, GID: 2345}
 	}
-	require.NoError(t, Write(dir, "a/b/new.txt", "x", 0, -1, owner))
+	require.NoError(t, Write(context.Background(), dir, "a/b/new.txt", "x", 0, -1, owner))
 	fi, err := os.Stat(dir + "/a/b/new.txt")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o664), fi.Mode().Perm())
@@ -165,7 +172,7 @@ func TestWrite_KeepsModeAndOwnerOfExistingFile(t *testing.T) {
 	}
 	before, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
-	require.NoError(t, Write(dir, "s.sh", "new", 0, -1, chown.Owner{UID: 0, GID: 0}))
+	require.NoError(t, Write(context.Background(), dir, "s.sh", "new", 0, -1, chown.Owner{UID: 0, GID: 0}))
 	after, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o750), after.Mode().Perm())
@@ -178,7 +185,7 @@ func TestWrite_ThroughSymlinkWritesTheTarget(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"real.txt": "old\n"})
 	require.NoError(t, os.Symlink("real.txt", dir+"/link.txt"))
-	require.NoError(t, Write(dir, "link.txt", "new", 0, -1, chown.Keep))
+	require.NoError(t, Write(context.Background(), dir, "link.txt", "new", 0, -1, chown.Keep))
 	assert.Equal(t, "new\n", readFile(t, dir+"/real.txt"))
 	target, err := os.Readlink(dir + "/link.txt")
 	require.NoError(t, err)
@@ -188,7 +195,7 @@ func TestWrite_ThroughSymlinkWritesTheTarget(t *testing.T) {
 func TestWrite_LeavesNoTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	for range 3 {
-		require.NoError(t, Write(dir, "f", "x", 0, -1, chown.Keep))
+		require.NoError(t, Write(context.Background(), dir, "f", "x", 0, -1, chown.Keep))
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -210,7 +217,7 @@ func TestWrite_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Write(dir, tt.path, "x", 0, -1, chown.Keep)
+			err := Write(context.Background(), dir, tt.path, "x", 0, -1, chown.Keep)
 			fe, ok := IsError(err)
 			require.True(t, ok, "got %v", err)
 			assert.Equal(t, tt.want, fe.Msg)
@@ -224,7 +231,7 @@ func TestWrite_OwnershipFailureIsReportedAfterWriting(t *testing.T) {
 		t.Skip("root may chown to anyone")
 	}
 	dir := t.TempDir()
-	err := Write(dir, "f", "x", 0, -1, chown.Owner{UID: 0, GID: 0})
+	err := Write(context.Background(), dir, "f", "x", 0, -1, chown.Owner{UID: 0, GID: 0})
 	fe, ok := IsError(err)
 	require.True(t, ok, "got %v", err)
 	assert.Equal(t, "File "+dir+"/f written, but failed to change ownership and permissions: [Errno 1] Operation not permitted: '"+dir+"/f'", fe.Msg)
@@ -255,9 +262,107 @@ func TestRead_FIFOIsRefusedNotAwaited(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, syscall.Mkfifo(dir+"/pipe", 0o644))
 	assert.False(t, IsBinary(dir+"/pipe"))
-	_, err := Read(dir, "pipe", 0, -1)
-	require.Error(t, err)
-	_, ok := IsError(err)
-	assert.False(t, ok, "a server fault, not an agent-facing message")
+	_, err := Read(context.Background(), dir, "pipe", 0, -1)
+	fe, ok := IsError(err)
+	require.True(t, ok, "an agent-facing message: %v", err)
+	assert.Equal(t, "Path is not a regular file: "+dir+"/pipe. You can only read files", fe.Msg)
 	assert.Contains(t, run(t, newTestEditor(t, dir), EditRequest{Command: CmdView, Path: dir + "/pipe"}), "ERROR:\nRan into ")
+}
+
+func TestWrite_FIFOIsRefusedNotAwaited(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(dir+"/pipe", 0o644))
+	require.NoError(t, os.Symlink("pipe", dir+"/link"))
+	for _, name := range []string{"pipe", "link"} {
+		err := Write(context.Background(), dir, name, "x", 0, -1, chown.Keep)
+		fe, ok := IsError(err)
+		require.True(t, ok, "an agent-facing message: %v", err)
+		assert.Equal(t, "Path is not a regular file: "+dir+"/"+name+". You can only write to files", fe.Msg)
+	}
+	fi, err := os.Lstat(dir + "/pipe")
+	require.NoError(t, err)
+	assert.Equal(t, fs.ModeNamedPipe, fi.Mode().Type(), "the FIFO is left alone")
+}
+
+func TestRead_LargeFileAsksForARangeAndStreamsOne(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/big.txt"
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	line := strings.Repeat("x", 99) + "\n"
+	n := int(MaxReadSize/int64(len(line))) + 1000
+	w := bufio.NewWriter(f)
+	for i := range n {
+		fmt.Fprintf(w, "%07d%s", i, line[7:])
+	}
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+
+	_, err = Read(context.Background(), dir, "big.txt", 0, -1)
+	fe, ok := IsError(err)
+	require.True(t, ok, "an agent-facing message: %v", err)
+	assert.Contains(t, fe.Msg, "File is too large to read whole: "+p)
+	assert.Contains(t, fe.Msg, "set start and end")
+
+	got, err := Read(context.Background(), dir, "big.txt", 5, 7)
+	require.NoError(t, err)
+	assert.Equal(t, "0000005"+line[7:]+"0000006"+line[7:], got)
+	got, err = Read(context.Background(), dir, "big.txt", n+5, n+9)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%07d%s", n-2, line[7:])+fmt.Sprintf("%07d%s", n-1, line[7:]), got,
+		"past the end, the arithmetic of a small file's read")
+	_, err = Read(context.Background(), dir, "big.txt", 1, -1)
+	fe, ok = IsError(err)
+	require.True(t, ok, "a range over the limit: %v", err)
+	assert.Contains(t, fe.Msg, "File is too large to read whole")
+}
+
+func TestEachLine_TranslatesNewlinesAcrossChunks(t *testing.T) {
+	text := strings.Repeat("a", lineChunk-1) + "\r\nb\rc\r\r\nd"
+	var got []string
+	var cur strings.Builder
+	require.NoError(t, eachLine(context.Background(), strings.NewReader(text), func(part []byte, ends bool) bool {
+		cur.Write(part)
+		if ends {
+			got = append(got, cur.String())
+			cur.Reset()
+		}
+		return true
+	}))
+	assert.Equal(t, splitLinesKeepEnds(universalNewlines(text)), got)
+}
+
+// With a sandbox user's rights (the server root, see package asuser), a
+// file the user may write but not give back to its owner, or whose
+// directory the user may not write, is written in place and keeps its
+// owner and mode, as the user's own shell would leave it.
+func TestWrite_AsSandboxUserKeepsAnotherOwnersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	nobody := &asuser.User{UID: 65534, GID: 65534}
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o755))
+	require.NoError(t, os.Chmod(parent, 0o755))
+	for name, dirMode := range map[string]fs.FileMode{"open directory": 0o777, "closed directory": 0o755} {
+		t.Run(name, func(t *testing.T) {
+			dir, err := os.MkdirTemp(parent, "d")
+			require.NoError(t, err)
+			require.NoError(t, os.Chmod(dir, dirMode))
+			p := dir + "/shared.txt"
+			require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o666))
+			require.NoError(t, os.Chmod(p, 0o666))
+			err = nobody.Do(func() error {
+				return Write(context.Background(), dir, "shared.txt", "new", 0, -1, chown.Owner{UID: 65534, GID: 65534})
+			})
+			require.NoError(t, err)
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "new\n", string(data))
+			fi, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.EqualValues(t, 0, fi.Sys().(*syscall.Stat_t).Uid, "still root's")
+			assert.Equal(t, fs.FileMode(0o666), fi.Mode().Perm())
+		})
+	}
 }

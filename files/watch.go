@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // Watch operations, as WatchEvent.Op carries them.
@@ -21,6 +23,10 @@ const (
 	OpRemove = "remove"
 	OpRename = "rename"
 	OpChmod  = "chmod"
+	// OpLimit says that the directory at Path, and what is below it, is
+	// not watched: the watch reached its cap on directories (see
+	// Watchers.MaxDirs). It comes once per watch.
+	OpLimit = "limit"
 )
 
 // WatchEvent is one change under a watched directory.
@@ -36,7 +42,13 @@ var ErrTooManyWatchers = errors.New("too many concurrent watchers")
 
 // Defaults for Watchers.
 const (
-	DefaultMaxWatchers   = 16
+	DefaultMaxWatchers = 16
+	// DefaultMaxDirs is how many directories one recursive watch watches
+	// (one inotify watch each).
+	DefaultMaxDirs = 8192
+	// DefaultMaxDirsTotal is how many directories all watches together
+	// watch, well under the kernel's per-user max_user_watches.
+	DefaultMaxDirsTotal  = 32768
 	DefaultCoalesce      = 50 * time.Millisecond
 	defaultMaxPending    = 4096
 	watchChannelCapacity = 256
@@ -52,9 +64,20 @@ type Watchers struct {
 	// within it, an operation on a path that repeats the path's previous
 	// one is merged into it. 0 means DefaultCoalesce.
 	Coalesce time.Duration
+	// MaxDirs caps the directories one watch watches, MaxDirsTotal those
+	// of all watches; 0 means DefaultMaxDirs and DefaultMaxDirsTotal. A
+	// watch at a cap leaves the rest unwatched and says so with one
+	// OpLimit event.
+	MaxDirs, MaxDirsTotal int
+	// As, when set, gives the watches its filesystem rights (see package
+	// asuser): which directories can be watched, and which links are
+	// followed, are that user's to decide. Each watch then keeps one OS
+	// thread while it runs.
+	As *asuser.User
 
 	mu     sync.Mutex
 	active int
+	dirs   int // directories watched by all watches
 }
 
 // Watch reports changes under dir (and, if recursive, in every directory
@@ -62,6 +85,18 @@ type Watchers struct {
 // ends; the inotify instance is released before the channel closes. dir
 // must be an existing directory.
 func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
+	var out <-chan WatchEvent
+	err := ws.As.Do(func() error {
+		var err error
+		out, err = ws.watch(ctx, dir, recursive)
+		return err
+	})
+	return out, err
+}
+
+// watch is Watch with the caller's rights; the watch's goroutine takes
+// ws.As's.
+func (ws *Watchers) watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", dir, err)
@@ -83,6 +118,7 @@ func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-ch
 		dirs:      map[string]bool{},
 		out:       make(chan WatchEvent, watchChannelCapacity),
 		coalesce:  ws.Coalesce,
+		ws:        ws,
 	}
 	if w.coalesce <= 0 {
 		w.coalesce = DefaultCoalesce
@@ -98,7 +134,8 @@ func (ws *Watchers) Watch(ctx context.Context, dir string, recursive bool) (<-ch
 		defer close(w.out)
 		defer ws.release()
 		defer w.fw.Close()
-		w.run(ctx)
+		defer func() { ws.releaseDirs(len(w.dirs)) }()
+		_ = ws.As.Do(func() error { w.run(ctx); return nil })
 	}()
 	return w.out, nil
 }
@@ -123,6 +160,38 @@ func (ws *Watchers) release() {
 	ws.mu.Unlock()
 }
 
+// reserveDir takes one directory from the caps, given the watch's own
+// count; false when a cap is reached.
+func (ws *Watchers) reserveDir(own int) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	perWatch, total := ws.MaxDirs, ws.MaxDirsTotal
+	if perWatch <= 0 {
+		perWatch = DefaultMaxDirs
+	}
+	if total <= 0 {
+		total = DefaultMaxDirsTotal
+	}
+	if own >= perWatch || ws.dirs >= total {
+		return false
+	}
+	ws.dirs++
+	return true
+}
+
+func (ws *Watchers) releaseDirs(n int) {
+	ws.mu.Lock()
+	ws.dirs -= n
+	ws.mu.Unlock()
+}
+
+// WatchedDirs returns how many directories all watches watch.
+func (ws *Watchers) WatchedDirs() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.dirs
+}
+
 // Active returns how many watches are running.
 func (ws *Watchers) Active() int {
 	ws.mu.Lock()
@@ -138,13 +207,30 @@ type watch struct {
 	coalesce  time.Duration
 	pending   []WatchEvent
 	last      map[string]int // path -> index in pending of its latest event
+	ws        *Watchers      // the caps on directories
+	limited   bool           // the OpLimit event was queued
 }
 
 // add watches dir and, when recursive, the directories below it. With
 // announce, entries found inside are reported as created: they appeared
 // before their directory's watch could see them.
 func (w *watch) add(dir string, announce bool) error {
+	if w.dirs[dir] {
+		return nil
+	}
+	if !w.ws.reserveDir(len(w.dirs)) {
+		if len(w.dirs) == 0 {
+			return fmt.Errorf("%w: the cap on watched directories is reached", ErrTooManyWatchers)
+		}
+		if !w.limited {
+			w.limited = true
+			slog.Warn("watch: directory cap reached; the rest is not watched", "path", dir)
+			w.queue(WatchEvent{Path: dir, Op: OpLimit, IsDir: true, Time: time.Now()})
+		}
+		return nil
+	}
 	if err := w.fw.Add(dir); err != nil {
+		w.ws.releaseDirs(1)
 		return err
 	}
 	w.dirs[dir] = true
@@ -173,6 +259,10 @@ func (w *watch) add(dir string, announce bool) error {
 func (w *watch) run(ctx context.Context) {
 	var flush <-chan time.Time
 	var timer *time.Timer
+	if len(w.pending) > 0 { // a limit met while the watch was set up
+		timer = time.NewTimer(w.coalesce)
+		flush = timer.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -246,6 +336,7 @@ func (w *watch) forget(p string) {
 	for d := range w.dirs {
 		if d == p || len(d) > len(prefix) && d[:len(prefix)] == prefix {
 			delete(w.dirs, d)
+			w.ws.releaseDirs(1)
 			_ = w.fw.Remove(d) // the kernel may already have dropped it
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/asuser"
 )
 
 // inotifyFDs counts this process's open inotify instances.
@@ -244,4 +246,71 @@ func TestWatch_StalledReaderDoesNotWedgeCancel(t *testing.T) {
 	for range ch {
 	}
 	assert.Equal(t, before, inotifyFDs(t))
+}
+
+func TestWatch_DirectoryCapSaysWhatIsNotWatched(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b", "c", "d"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d, "x"), 0o755))
+	}
+	ws := &Watchers{MaxDirs: 3, MaxDirsTotal: 4, Coalesce: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := ws.Watch(ctx, root, true)
+	require.NoError(t, err)
+	assert.Equal(t, 3, ws.WatchedDirs(), "the per-watch cap")
+	select {
+	case ev := <-events:
+		assert.Equal(t, OpLimit, ev.Op)
+		assert.True(t, ev.IsDir)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no limit event")
+	}
+
+	// The total cap: a second watch gets one directory, a third none.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	_, err = ws.Watch(ctx2, filepath.Join(root, "d", "x"), true)
+	require.NoError(t, err)
+	_, err = ws.Watch(ctx2, filepath.Join(root, "d"), false)
+	assert.ErrorIs(t, err, ErrTooManyWatchers)
+
+	cancel()
+	cancel2()
+	require.Eventually(t, func() bool { return ws.WatchedDirs() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"ended watches give their directories back")
+}
+
+func TestWatch_TakesTheUsersRights(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	top := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(top), 0o755))
+	require.NoError(t, os.Chmod(top, 0o755))
+	closed := filepath.Join(top, "closed")
+	require.NoError(t, os.Mkdir(closed, 0o700))
+	open := filepath.Join(top, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	require.NoError(t, os.Symlink(closed, filepath.Join(open, "link")))
+
+	ws := &Watchers{As: &asuser.User{UID: 65534, GID: 65534}, Coalesce: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, dir := range []string{closed, filepath.Join(open, "link")} {
+		_, err := ws.Watch(ctx, dir, true)
+		assert.ErrorIs(t, err, os.ErrPermission, dir)
+	}
+	events, err := ws.Watch(ctx, open, true)
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(open, "sub"), 0o755))
+	select {
+	case ev := <-events:
+		assert.Equal(t, OpCreate, ev.Op)
+		assert.Equal(t, filepath.Join(open, "sub"), ev.Path)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	assert.Equal(t, 2, ws.WatchedDirs(), "the new directory is watched too")
 }

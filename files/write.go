@@ -1,8 +1,10 @@
 package files
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,8 +31,10 @@ const newFileMode fs.FileMode = 0o664
 //
 // Agent-facing failures are *Error values with the exact observation text:
 // a directory, an existing file that is not UTF-8, and content written but
-// ownership not settable. Other errors are server faults.
-func Write(cwd, path, content string, start, end int, owner chown.Owner) error {
+// ownership not settable; also an existing file that is not a regular one
+// (a FIFO would block the read forever). Other errors are server faults.
+// ctx ends the write before the file is replaced.
+func Write(ctx context.Context, cwd, path, content string, start, end int, owner chown.Owner) error {
 	abs := Resolve(cwd, path)
 	if err := mkdirAllOwned(filepath.Dir(abs), owner); err != nil {
 		return fmt.Errorf("create parent of %s: %w", abs, err)
@@ -42,8 +46,13 @@ func Write(cwd, path, content string, start, end int, owner chown.Owner) error {
 	switch {
 	case err == nil && fi.IsDir():
 		return errorf(nil, "Path is a directory: %s. You can only write to files", abs)
+	case err == nil && !fi.Mode().IsRegular():
+		return errorf(nil, "Path is not a regular file: %s. You can only write to files", abs)
 	case err == nil:
-		data, err := os.ReadFile(abs)
+		data, err := readExisting(abs)
+		if errors.Is(err, ErrNotRegular) {
+			return errorf(nil, "Path is not a regular file: %s. You can only write to files", abs)
+		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", abs, err)
 		}
@@ -68,11 +77,13 @@ func Write(cwd, path, content string, start, end int, owner chown.Owner) error {
 		return fmt.Errorf("stat %s: %w", abs, err)
 	}
 
-	err = writeAtomic(abs, []byte(out.String()), newFileMode, owner)
+	_, err = replaceFile(ctx, abs, strings.NewReader(out.String()), newFileMode, owner, true)
 	var ce *chownError
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrNotRegular):
+		return errorf(err, "Path is not a regular file: %s. You can only write to files", abs)
 	case errors.As(err, &ce):
 		return errorf(err, "File %s written, but failed to change ownership and permissions: %s", abs, pyOSError(&fs.PathError{Op: "chown", Path: abs, Err: ce.err}))
 	case errors.Is(err, fs.ErrNotExist):
@@ -81,6 +92,24 @@ func Write(cwd, path, content string, start, end int, owner chown.Owner) error {
 		return errorf(err, "Path is a directory: %s. You can only write to files", abs)
 	}
 	return fmt.Errorf("write %s: %w", abs, err)
+}
+
+// readExisting reads the file at p without waiting on a FIFO swapped in
+// after a check: the open does not block, and the opened file is checked.
+func readExisting(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: ErrNotRegular}
+	}
+	return io.ReadAll(f)
 }
 
 // pyIndex turns a Python slice bound into an index in [0, n].

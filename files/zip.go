@@ -22,6 +22,29 @@ import (
 // escape, a symlink pointing out, or an entry under a symlink.
 var ErrUnsafeZipEntry = errors.New("zip entry would land outside the destination")
 
+// ErrZipTooLarge marks an archive that would unpack to more than the limits
+// allow (a zip bomb): see ExtractZip.
+var ErrZipTooLarge = errors.New("zip archive unpacks to more than allowed")
+
+// Limits on what one archive may unpack to. Deflate compresses at most
+// about 1000:1, and source trees, the usual upload, 3 to 10:1; small
+// archives may be as repetitive as they like up to zipRatioFloor.
+const (
+	// MaxZipTotal is the most bytes one archive may unpack to.
+	MaxZipTotal = 16 << 30
+	// MaxZipRatio is the most bytes an archive may unpack to per byte of
+	// its own size, above zipRatioFloor.
+	MaxZipRatio = 200
+	// MaxZipEntries is the most entries one archive may hold.
+	MaxZipEntries = 1 << 20
+	zipRatioFloor = 256 << 20
+)
+
+// zipAllowance is the most an archive of size bytes may unpack to.
+func zipAllowance(size int64) uint64 {
+	return min(MaxZipTotal, max(zipRatioFloor, uint64(size)*MaxZipRatio))
+}
+
 // maxZipLinkTarget bounds the size of a symlink entry's target.
 const maxZipLinkTarget = 4096
 
@@ -44,6 +67,13 @@ type zipItem struct {
 // of redirecting it. A symlink already in dest may still point anywhere (it
 // is the agent's own); the archive only cannot write through it. Entries are
 // streamed to disk, so memory stays small whatever the archive's size.
+//
+// An archive that would unpack to more than MaxZipTotal bytes, or to more
+// than MaxZipRatio times its own size (beyond a floor of 256 MiB), or that
+// holds more than MaxZipEntries entries, is refused with ErrZipTooLarge
+// before anything is written. The sizes the archive declares are the ones
+// checked: the zip reader fails an entry whose data runs past its declared
+// size, and the bytes written are counted again as they go.
 func ExtractZip(ctx context.Context, zipPath, dest string, owner chown.Owner) error {
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil {
@@ -51,6 +81,21 @@ func ExtractZip(ctx context.Context, zipPath, dest string, owner chown.Owner) er
 	}
 	defer zr.Close()
 
+	fi, err := os.Stat(zipPath)
+	if err != nil {
+		return fmt.Errorf("open zip %s: %w", zipPath, err)
+	}
+	allowed := zipAllowance(fi.Size())
+	if len(zr.File) > MaxZipEntries {
+		return fmt.Errorf("%w: %d entries, at most %d", ErrZipTooLarge, len(zr.File), MaxZipEntries)
+	}
+	var declared uint64
+	for _, f := range zr.File {
+		declared += f.UncompressedSize64
+		if declared > allowed || declared < f.UncompressedSize64 {
+			return fmt.Errorf("%w: more than %d bytes from an archive of %d", ErrZipTooLarge, allowed, fi.Size())
+		}
+	}
 	entries, err := checkZipEntries(zr.File)
 	if err != nil {
 		return err
@@ -60,7 +105,7 @@ func ExtractZip(ctx context.Context, zipPath, dest string, owner chown.Owner) er
 		return fmt.Errorf("extract zip: %w", &fs.PathError{Op: "open", Path: dest, Err: err})
 	}
 	defer unix.Close(fd)
-	x := extractor{root: fd, owner: owner}
+	x := extractor{root: fd, owner: owner, budget: int64(min(allowed, 1<<62))}
 	for _, e := range entries {
 		if err := x.check(e); err != nil {
 			return err
@@ -196,6 +241,8 @@ func readLinkEntry(f *zip.File) (string, error) {
 type extractor struct {
 	root  int
 	owner chown.Owner
+	// budget is how many more bytes the archive may write.
+	budget int64
 }
 
 // check refuses an entry that would pass through a symlink already in the
@@ -281,7 +328,7 @@ func (x extractor) mkdir(dir string) error {
 	return unix.Close(fd)
 }
 
-func (x extractor) file(ctx context.Context, zf *zip.File, name string) error {
+func (x *extractor) file(ctx context.Context, zf *zip.File, name string) error {
 	dir, base := path.Split(name)
 	dfd, err := x.openDir(strings.TrimSuffix(dir, "/"), true)
 	if err != nil {
@@ -312,7 +359,12 @@ func (x extractor) file(ctx context.Context, zf *zip.File, name string) error {
 		err = fmt.Errorf("%s exists and is not a regular file", name)
 	}
 	if err == nil {
-		_, err = io.Copy(out, ctxReader{ctx, rc})
+		var n int64
+		n, err = io.Copy(out, io.LimitReader(ctxReader{ctx, rc}, x.budget+1))
+		x.budget -= n
+		if err == nil && x.budget < 0 {
+			err = ErrZipTooLarge
+		}
 	}
 	if err == nil && !x.owner.IsKeep() {
 		err = out.Chown(x.owner.UID, x.owner.GID)
@@ -360,7 +412,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // WriteZip streams a zip of the regular files under root to w, the layout
 // of the download_files endpoint: names relative to root, directories not
 // stored (so empty ones vanish), symlinks to files stored as the file they
-// point to, symlinked directories not followed. A root that is a regular
+// point to, symlinked directories not followed (except the root itself,
+// which may be a link to a directory). A root that is a regular
 // file gives an empty zip; a missing root is an error wrapping
 // fs.ErrNotExist. Nothing is buffered beyond the copy buffer.
 func WriteZip(ctx context.Context, w io.Writer, root string) error {
@@ -370,6 +423,11 @@ func WriteZip(ctx context.Context, w io.Writer, root string) error {
 	}
 	zw := zip.NewWriter(w)
 	if fi.IsDir() {
+		// A root that is a symlink to a directory is followed, as
+		// upstream's os.walk follows it; links below it are not.
+		if root, err = filepath.EvalSymlinks(root); err != nil {
+			return fmt.Errorf("zip %s: %w", root, err)
+		}
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				// An unreadable directory is skipped, as os.walk does.

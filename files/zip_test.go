@@ -3,7 +3,9 @@ package files
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -324,4 +326,120 @@ func TestZip_RoundTrip(t *testing.T) {
 	})
 	sort.Strings(names)
 	assert.Equal(t, []string{"a.txt=A", "d/b.txt=B", "d/e/c.txt=C"}, names)
+}
+
+func TestWriteZip_FollowsARootThatLinksToADirectory(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"real/a.txt": "a", "real/sub/b.txt": "b"})
+	require.NoError(t, os.Symlink("real", dir+"/link"))
+	var buf bytes.Buffer
+	require.NoError(t, WriteZip(context.Background(), &buf, dir+"/link"))
+	assert.Equal(t, map[string]string{"a.txt": "a", "sub/b.txt": "b"}, zipNames(t, buf.Bytes()))
+}
+
+// bombZip writes an archive of one entry of size bytes of zeros (a
+// multiple of 1 MiB), deflated, without compressing them all: the deflate
+// stream of a MiB of zeros that follows zeros is repeated.
+func bombZip(t *testing.T, size int64) string {
+	t.Helper()
+	var first, again, end bytes.Buffer
+	fw, err := flate.NewWriter(&first, flate.BestCompression)
+	require.NoError(t, err)
+	mib := make([]byte, 1<<20)
+	_, err = fw.Write(mib)
+	require.NoError(t, err)
+	require.NoError(t, fw.Flush())
+	fw.Reset(&again) // a fresh stream: its later blocks only refer back to zeros
+	_, err = fw.Write(mib)
+	require.NoError(t, err)
+	require.NoError(t, fw.Flush())
+	again.Reset()
+	_, err = fw.Write(mib)
+	require.NoError(t, err)
+	require.NoError(t, fw.Flush())
+	block := bytes.Clone(again.Bytes())
+	again.Reset()
+	fw.Reset(&end)
+	require.NoError(t, fw.Close())
+
+	var data bytes.Buffer
+	data.Write(first.Bytes())
+	for range size>>20 - 1 {
+		data.Write(block)
+	}
+	data.Write(end.Bytes()) // an empty final block
+	crc := crc32.NewIEEE()
+	for range size >> 20 {
+		crc.Write(mib)
+	}
+	p := filepath.Join(t.TempDir(), "bomb.zip")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "zeros.bin", Method: zip.Deflate,
+		CompressedSize64: uint64(data.Len()), UncompressedSize64: uint64(size), CRC32: crc.Sum32()})
+	require.NoError(t, err)
+	_, err = w.Write(data.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+	return p
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+func TestBombZip_IsAValidArchive(t *testing.T) {
+	p := bombZip(t, 8<<20)
+	dest := t.TempDir()
+	require.NoError(t, ExtractZip(context.Background(), p, dest, chown.Keep))
+	data, err := os.ReadFile(dest + "/zeros.bin")
+	require.NoError(t, err)
+	assert.Equal(t, make([]byte, 8<<20), data)
+}
+
+func TestExtractZip_BombIsRefusedBeforeWriting(t *testing.T) {
+	p := bombZip(t, zipRatioFloor+1<<20)
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Less(t, fi.Size()*MaxZipRatio, int64(zipRatioFloor), "the test archive is a bomb by ratio")
+	dest := t.TempDir()
+	err = ExtractZip(context.Background(), p, dest, chown.Keep)
+	assert.ErrorIs(t, err, ErrZipTooLarge)
+	assert.Equal(t, []string{". d---------"}, treeOf(t, dest), "nothing written")
+}
+
+func TestExtractZip_LyingSizesFailTheEntry(t *testing.T) {
+	// An entry whose header claims 10 bytes but holds 1 MiB.
+	var data bytes.Buffer
+	fw, err := flate.NewWriter(&data, flate.BestSpeed)
+	require.NoError(t, err)
+	_, err = io.CopyN(fw, zeroReader{}, 1<<20)
+	require.NoError(t, err)
+	require.NoError(t, fw.Close())
+	p := filepath.Join(t.TempDir(), "liar.zip")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	zw := zip.NewWriter(f)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "liar.bin", Method: zip.Deflate,
+		CompressedSize64: uint64(data.Len()), UncompressedSize64: 10, CRC32: 0})
+	require.NoError(t, err)
+	_, err = w.Write(data.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+
+	dest := t.TempDir()
+	assert.Error(t, ExtractZip(context.Background(), p, dest, chown.Keep))
+	fi, err := os.Stat(dest + "/liar.bin")
+	if err == nil {
+		assert.LessOrEqual(t, fi.Size(), int64(64<<10), "no more than a buffer past the declared size")
+	}
+}
+
+func TestZipAllowance(t *testing.T) {
+	assert.Equal(t, uint64(zipRatioFloor), zipAllowance(1))
+	assert.Equal(t, uint64(16<<20)*MaxZipRatio, zipAllowance(16<<20), "by ratio")
+	assert.Equal(t, uint64(MaxZipTotal), zipAllowance(1<<40))
 }

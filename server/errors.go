@@ -24,6 +24,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case executor.KindLimit:
 		return http.StatusTooManyRequests
+	case executor.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
 	case executor.KindUnavailable:
 		// Not the server's fault, and it passes when a session ends.
 		return http.StatusServiceUnavailable
@@ -48,6 +50,17 @@ func upstreamText(err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("%d: %s", statusOf(err), err)
+}
+
+// failAsUpstream answers a transfer's error as upstream's server does,
+// a 500 whose detail is upstreamText, except an archive over the size
+// limits, which answers 413 (upstream has no limit).
+func failAsUpstream(c *gin.Context, err error) {
+	if executor.KindOf(err) == executor.KindTooLarge {
+		fail(c, err)
+		return
+	}
+	detail(c, http.StatusInternalServerError, upstreamText(err))
 }
 
 // detail writes the {"detail": ...} envelope every error uses.

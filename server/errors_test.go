@@ -25,6 +25,8 @@ func TestStatusOf_EachKindItsStatus(t *testing.T) {
 		{executor.ErrTooManySessions, http.StatusTooManyRequests},
 		{executor.ErrNoPTY, http.StatusServiceUnavailable},
 		{fmt.Errorf("wrapped: %w", executor.ErrNoPTY), http.StatusServiceUnavailable},
+		{executor.ErrZipTooLarge, http.StatusRequestEntityTooLarge},
+		{executor.ErrBadPath, http.StatusBadRequest},
 		{errors.New("a fault"), http.StatusInternalServerError},
 	}
 	for _, tt := range tests {

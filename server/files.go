@@ -92,7 +92,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 			s.log.Warn("upload failed", "destination", dest, "file", name, "error", err)
 			// Upstream reports every failure, its own 400s included, as a
 			// 500 whose detail is the error's text.
-			detail(c, http.StatusInternalServerError, upstreamText(err))
+			failAsUpstream(c, err)
 			return
 		}
 		// A struct, not a map: upstream's keys come in this order, and a

@@ -101,33 +101,6 @@ func run(args []string) int {
 	if len(cfg.Plugins) == 0 {
 		set = nil
 	}
-	// Agents find it through browser.ServerURLFile; it answers on loopback
-	// only, whether or not the browser is enabled, as upstream's does, and
-	// is up before the server reports ready. It starts first so that it is
-	// up by then, not waited for.
-	urlFile := browser.ServerURLFile
-	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
-		urlFile = v // several servers on one machine need their own
-	}
-	viewerStarted := make(chan *browser.FileViewer, 1)
-	go func() {
-		viewer, err := browser.StartFileViewer(cfg.Port, "", log)
-		if err != nil {
-			log.Warn("file viewer not started", "error", err)
-		} else if urlFile != "" {
-			if err := writeURLFile(urlFile, viewer.URL); err != nil {
-				log.Warn("file viewer: its address is not written; set FILE_VIEWER_URL_FILE to a file of this server's",
-					"file", urlFile, "reason", err.Error())
-			}
-		}
-		viewerStarted <- viewer
-	}()
-	defer func() {
-		if viewer := <-viewerStarted; viewer != nil {
-			viewer.Close()
-		}
-	}()
-
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go stopOnSignal(stop)
@@ -161,6 +134,36 @@ func run(args []string) int {
 		}
 	}()
 	exec := executor.Start(ctx, opts)
+	// Agents find it through browser.ServerURLFile; it answers on loopback
+	// only, under a token its URL carries, and reads files with the
+	// sandbox user's rights. Only the browser can use it, so it runs only
+	// with the browser, and is up before the server reports ready.
+	urlFile := browser.ServerURLFile
+	if v, ok := os.LookupEnv("FILE_VIEWER_URL_FILE"); ok {
+		urlFile = v // several servers on one machine need their own
+	}
+	viewerStarted := make(chan *browser.FileViewer, 1)
+	go func() {
+		if !cfg.EnableBrowser {
+			viewerStarted <- nil
+			return
+		}
+		viewer, err := browser.StartFileViewer(cfg.Port, "", exec.FileUser(), log)
+		if err != nil {
+			log.Warn("file viewer not started", "error", err)
+		} else if urlFile != "" {
+			if err := writeURLFile(urlFile, viewer.URL); err != nil {
+				log.Warn("file viewer: its address is not written; set FILE_VIEWER_URL_FILE to a file of this server's",
+					"file", urlFile, "reason", err.Error())
+			}
+		}
+		viewerStarted <- viewer
+	}()
+	defer func() {
+		if viewer := <-viewerStarted; viewer != nil {
+			viewer.Close()
+		}
+	}()
 
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	ln, err := net.Listen("tcp", addr)
