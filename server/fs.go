@@ -26,10 +26,18 @@ func (s *Server) fsRoutes(r *gin.Engine) {
 	r.PUT("/files/content", s.writeFile)
 	r.GET("/files/stat", s.statFile)
 	r.GET("/files/list", s.listDir)
-	r.POST("/files/mkdir", s.mkdir)
-	r.POST("/files/move", s.moveFile)
-	r.POST("/files/remove", s.removeFile)
-	r.POST("/files/chmod", s.chmodFile)
+	r.POST("/files/mkdir", entryOp(s, func(e *executor.Executor, req api.MkdirRequest) error {
+		return e.Mkdir(req.Path, req.Mode, req.Parents)
+	}))
+	r.POST("/files/move", entryOp(s, func(e *executor.Executor, req api.MoveRequest) error {
+		return e.MoveFile(req.From, req.To, req.Overwrite)
+	}))
+	r.POST("/files/remove", entryOp(s, func(e *executor.Executor, req api.RemoveRequest) error {
+		return e.RemoveFile(req.Path, req.Recursive)
+	}))
+	r.POST("/files/chmod", entryOp(s, func(e *executor.Executor, req api.ChmodRequest) error {
+		return e.Chmod(req.Path, req.Mode)
+	}))
 }
 
 // codeOf names an executor error for programs.
@@ -265,52 +273,20 @@ func (s *Server) listDir(c *gin.Context) {
 	c.JSON(http.StatusOK, list)
 }
 
-func (s *Server) mkdir(c *gin.Context) {
-	e := s.executor(c)
-	if e == nil {
-		return
+// entryOp is the handler of a route that decodes a request of type R,
+// hands it to do and answers {"ok": true} or the coded error.
+func entryOp[R any](s *Server, do func(e *executor.Executor, req R) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		e := s.executor(c)
+		if e == nil {
+			return
+		}
+		var req R
+		if !s.bindJSON(c, &req, false) {
+			return
+		}
+		okOrFail(c, do(e, req))
 	}
-	var req api.MkdirRequest
-	if !s.bindJSON(c, &req, false) {
-		return
-	}
-	okOrFail(c, e.Mkdir(req.Path, req.Mode, req.Parents))
-}
-
-func (s *Server) moveFile(c *gin.Context) {
-	e := s.executor(c)
-	if e == nil {
-		return
-	}
-	var req api.MoveRequest
-	if !s.bindJSON(c, &req, false) {
-		return
-	}
-	okOrFail(c, e.MoveFile(req.From, req.To, req.Overwrite))
-}
-
-func (s *Server) removeFile(c *gin.Context) {
-	e := s.executor(c)
-	if e == nil {
-		return
-	}
-	var req api.RemoveRequest
-	if !s.bindJSON(c, &req, false) {
-		return
-	}
-	okOrFail(c, e.RemoveFile(req.Path, req.Recursive))
-}
-
-func (s *Server) chmodFile(c *gin.Context) {
-	e := s.executor(c)
-	if e == nil {
-		return
-	}
-	var req api.ChmodRequest
-	if !s.bindJSON(c, &req, false) {
-		return
-	}
-	okOrFail(c, e.Chmod(req.Path, req.Mode))
 }
 
 // okOrFail answers {"ok": true} or the coded error.
