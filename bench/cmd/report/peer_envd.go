@@ -238,15 +238,7 @@ func measureEnvdPeer(ctx context.Context, env *benchkit.Env) ([]benchkit.Row, er
 		runs = 2
 	}
 	var up, down, envdUp, envdDown []float64
-	timed := func(into *[]float64, fn func() error) error {
-		syscall.Sync()
-		start := time.Now()
-		if err := fn(); err != nil {
-			return err
-		}
-		*into = append(*into, mbps(envdTransferSize, time.Since(start)))
-		return nil
-	}
+	timed := func(into *[]float64, fn func() error) error { return timedRate(into, envdTransferSize, fn) }
 	for i := range runs + 1 {
 		if i == 1 {
 			up, down, envdUp, envdDown = nil, nil, nil, nil // the first round warms up

@@ -58,15 +58,7 @@ func measureFileTransfer(ctx context.Context, env *benchkit.Env) ([]benchkit.Row
 	// Floor and server take turns, each starting with no dirty pages, so
 	// neither pays for the other's writeback.
 	var up, down, floorUp, floorDown []float64
-	timed := func(into *[]float64, fn func() error) error {
-		syscall.Sync()
-		start := time.Now()
-		if err := fn(); err != nil {
-			return err
-		}
-		*into = append(*into, mbps(transferSize, time.Since(start)))
-		return nil
-	}
+	timed := func(into *[]float64, fn func() error) error { return timedRate(into, transferSize, fn) }
 	for i := range runs + 1 {
 		if i == 1 {
 			// The first round warms both sides up; it is not counted.
@@ -203,6 +195,19 @@ func memDir() string {
 }
 
 func mbps(n int64, d time.Duration) float64 { return float64(n) / (1 << 20) / d.Seconds() }
+
+// timedRate runs fn, a transfer of size bytes, from a machine with no
+// dirty pages (so no side pays for another's writeback), and appends its
+// rate in MB/s to into.
+func timedRate(into *[]float64, size int64, fn func() error) error {
+	syscall.Sync()
+	start := time.Now()
+	if err := fn(); err != nil {
+		return err
+	}
+	*into = append(*into, mbps(size, time.Since(start)))
+	return nil
+}
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)
