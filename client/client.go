@@ -265,7 +265,7 @@ type RunOptions struct {
 }
 
 // Run runs a shell command and returns its observation. A command the
-// server rejects (several commands at once) comes back as an *event.Error
+// server rejects (several commands at once) comes back as an *event.ErrorObservation
 // observation wrapped in an error of type *ObservationError.
 func (c *Client) Run(ctx context.Context, command string, opts RunOptions) (*event.CmdOutput, error) {
 	a := event.NewCmdRun(command)
@@ -289,7 +289,7 @@ func (c *Client) Run(ctx context.Context, command string, opts RunOptions) (*eve
 }
 
 // ObservationError wraps an observation of an unexpected type, usually an
-// *event.Error the agent would have been shown.
+// *event.ErrorObservation the agent would have been shown.
 type ObservationError struct {
 	Observation event.Observation
 }
