@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultSession is the session that serves "run" actions.
-const DefaultSession = "default"
+const DefaultSession = api.DefaultSession
 
 func sessionPath(id string, rest ...string) string {
 	p := "/sessions/" + url.PathEscape(id)

@@ -68,7 +68,7 @@ func (c *Client) Stream(ctx context.Context, session string, id int64, o StreamO
 				return
 			}
 			var apiErr *Error
-			if errors.As(err, &apiErr) && apiErr.StatusCode != http.StatusServiceUnavailable && apiErr.StatusCode < 500 {
+			if errors.As(err, &apiErr) && !apiErr.Temporary() {
 				send(StreamEvent{Kind: "exit", Offset: off, Err: err})
 				return
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
@@ -197,7 +198,7 @@ func TestAPIKey(t *testing.T) {
 			require.NoError(t, err)
 			want, detail := http.StatusForbidden, "Invalid API Key"
 			if withKey {
-				req.Header.Set(client.APIKeyHeader, key)
+				req.Header.Set(api.HeaderAPIKey, key)
 				want, detail = http.StatusNotFound, "Not Found"
 			}
 			resp, err := noRedirect.Do(req)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 )
 
@@ -28,7 +29,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 	s := startServer(t, startOpts{apiKey: key})
 	req, err := http.NewRequest(http.MethodGet, s.URL+"/openapi.json", nil)
 	require.NoError(t, err)
-	req.Header.Set(client.APIKeyHeader, key)
+	req.Header.Set(api.HeaderAPIKey, key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var spec struct {
@@ -51,7 +52,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 				require.NoError(t, err)
 				req.Header.Set("Content-Type", "application/json")
 				if header != "" {
-					req.Header.Set(client.APIKeyHeader, header)
+					req.Header.Set(api.HeaderAPIKey, header)
 				}
 				resp, err := http.DefaultClient.Do(req)
 				require.NoError(t, err, "%s %s", method, path)
@@ -177,7 +178,7 @@ func (h hostileRequest) send(t *testing.T, s *server) (int, http.Header, string)
 	if h.host != "" {
 		req.Host = h.host
 	}
-	for k, v := range map[string]string{"Origin": h.origin, "Content-Type": h.contentType, client.APIKeyHeader: h.key} {
+	for k, v := range map[string]string{"Origin": h.origin, "Content-Type": h.contentType, api.HeaderAPIKey: h.key} {
 		if v != "" {
 			req.Header.Set(k, v)
 		}
