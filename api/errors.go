@@ -30,3 +30,13 @@ const (
 	CodeUnavailable      = "unavailable"            // 503: not ready, not claimed, shutting down, or closed
 	CodeNoSpace          = "no_space"               // 507: the disk is full
 )
+
+// ValidationErrorBody answers a body that does not have the request's
+// shape (422), in upstream's validation envelope: Detail is always
+// "Invalid request parameters" and Errors says what is wrong. On the
+// native routes Code is CodeInvalid.
+type ValidationErrorBody struct {
+	Detail string `json:"detail"`
+	Errors string `json:"errors"`
+	Code   string `json:"code,omitempty"`
+}

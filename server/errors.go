@@ -129,17 +129,10 @@ func detail(c *gin.Context, status int, code, msg string) {
 	c.AbortWithStatusJSON(status, api.ErrorBody{Detail: msg, Code: code})
 }
 
-// invalidBody is the envelope of upstream's validation errors.
-type invalidBody struct {
-	Detail string `json:"detail"`
-	Errors string `json:"errors"`
-	Code   string `json:"code,omitempty"`
-}
-
 // invalidRequest answers a body that does not have the request's shape,
 // with the envelope of the upstream server's validation errors.
 func invalidRequest(c *gin.Context, err error) {
-	body := invalidBody{Detail: "Invalid request parameters", Errors: err.Error()}
+	body := api.ValidationErrorBody{Detail: "Invalid request parameters", Errors: err.Error()}
 	if native(c) {
 		body.Code = api.CodeInvalid
 	}
