@@ -182,3 +182,10 @@ func TestSessionRoutes_BusyAndExistsAreTold(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, st)
 	assert.Equal(t, api.CodeExists, eb.Code, eb.Detail)
 }
+
+// TestWireNames_TheExecutorsDefaultSessionIsTheAPIs: the executor names
+// its default session itself (it knows no wire format); the name the
+// clients use is api's.
+func TestWireNames_TheExecutorsDefaultSessionIsTheAPIs(t *testing.T) {
+	assert.Equal(t, api.DefaultSession, executor.DefaultSession)
+}
