@@ -158,8 +158,19 @@ class PluginStatus:
 
 
 @dataclass
+class ShellStatus:
+    """The default shell's state: ``starting``, ``ready`` or ``failed``
+    (then ``error`` says why, e.g. start-up files that hang)."""
+
+    __schema__ = "ServerInfo.shell"
+    state: str
+    error: str = ""
+
+
+@dataclass
 class ServerInfo:
-    """Uptime, idle time, resources, plugins and MCP servers."""
+    """Uptime, idle time, resources, plugins, MCP servers and the default
+    shell's state."""
 
     __schema__ = "ServerInfo"
     uptime: float
@@ -168,13 +179,16 @@ class ServerInfo:
     plugins: List[PluginStatus]
     mcp_servers: List[Dict[str, Any]]
     runtime: Dict[str, Any]
+    shell: Optional[ShellStatus] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ServerInfo":
         return cls(uptime=d.get("uptime", 0.0), idle_time=d.get("idle_time", 0.0), resources=d.get("resources") or {},
                    plugins=[PluginStatus(name=p["name"], state=p["state"], error=p.get("error", ""), port=p.get("port", 0))
                             for p in d.get("plugins") or []],
-                   mcp_servers=list(d.get("mcp_servers") or []), runtime=d.get("runtime") or {})
+                   mcp_servers=list(d.get("mcp_servers") or []), runtime=d.get("runtime") or {},
+                   shell=ShellStatus(state=d["shell"]["state"], error=d["shell"].get("error", ""))
+                   if d.get("shell") else None)
 
 
 @dataclass
