@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -39,7 +40,11 @@ type Command struct {
 
 	out  *ring
 	done chan struct{} // closed when the command finished or the shell died
-	proc *process      // the bash it ran in; its mu guards the fields below
+	proc *process      // the bash it ran in; nil for a piped command
+	// mu guards the fields below, and out: for a command run in the
+	// terminal it is its process's mu, which the reader holds while it
+	// moves output and state together; a piped command has its own.
+	mu *sync.Mutex
 
 	changed  chan struct{} // closed at the next change; see Changed
 	finished time.Time
@@ -68,8 +73,8 @@ type CommandStatus struct {
 
 // Status returns a snapshot of c.
 func (c *Command) Status() CommandStatus {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	st := CommandStatus{ID: c.ID, Text: c.Text, Started: c.Started, Running: !isClosed(c.done),
 		OutputStart: c.out.start(), OutputEnd: c.out.total}
 	if !st.Running {
@@ -87,15 +92,15 @@ func (c *Command) Done() <-chan struct{} { return c.done }
 // channels, so a slow or stalled reader cannot slow the command or other
 // readers.
 func (c *Command) Changed() <-chan struct{} {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.changed == nil {
 		c.changed = make(chan struct{})
 	}
 	return c.changed
 }
 
-// notify wakes the readers waiting on Changed. Called with proc.mu held.
+// notify wakes the readers waiting on Changed. Called with c.mu held.
 func (c *Command) notify() {
 	if c.changed != nil {
 		close(c.changed)
@@ -124,8 +129,8 @@ type Chunk struct {
 // offset off. Data never ends inside a UTF-8 rune, and never starts inside
 // one: bytes of a rune cut by the buffer's drop count as lost.
 func (c *Command) Read(off int64, max int) Chunk {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	// An offset past the end reads as the end, so a client that asks for
 	// "whatever comes next" with a large offset still learns when the
 	// command is done.
@@ -152,7 +157,9 @@ func (c *Command) Read(off int64, max int) Chunk {
 	ch := Chunk{Offset: start, Next: start + int64(len(data)), Data: data, Lost: lost}
 	ch.Done = isClosed(c.done) && ch.Next == c.out.total
 	if !ch.Done && ch.Next == c.out.total {
-		ch.Tail = string(c.proc.liveText(c))
+		if c.proc != nil {
+			ch.Tail = string(c.proc.liveText(c))
+		}
 	}
 	return ch
 }

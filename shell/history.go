@@ -20,7 +20,7 @@ func (s *Session) newCommand(p *process, text string) *Command {
 	defer s.mu.Unlock()
 	s.nextID++
 	c := &Command{ID: s.nextID, Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit),
-		done: make(chan struct{}), proc: p, heredocs: heredocs, incomplete: incomplete}
+		done: make(chan struct{}), proc: p, mu: &p.mu, heredocs: heredocs, incomplete: incomplete}
 	s.last = c
 	s.view = view{}
 	s.remember(c)
@@ -40,11 +40,11 @@ func (s *Session) remember(c *Command) {
 		// Forgotten: its output (maybe a file) is freed now, not when
 		// the collector finds it.
 		if old := s.history[0]; old != c {
-			old.proc.mu.Lock()
+			old.mu.Lock()
 			if isClosed(old.done) {
 				old.out.release()
 			}
-			old.proc.mu.Unlock()
+			old.mu.Unlock()
 		}
 		s.history[0] = nil
 		s.history = s.history[1:]
@@ -55,14 +55,14 @@ func (s *Session) remember(c *Command) {
 		if old == c {
 			continue
 		}
-		old.proc.mu.Lock()
+		old.mu.Lock()
 		if isClosed(old.done) && !(s.opts.Budget != nil && spills(old.out)) {
 			if kept+old.out.size > historyBytes {
 				old.out.release()
 			}
 			kept += old.out.size
 		}
-		old.proc.mu.Unlock()
+		old.mu.Unlock()
 	}
 }
 
