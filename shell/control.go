@@ -99,10 +99,14 @@ func (s *Session) Resize(rows, cols uint16) error {
 	}
 	s.mu.Lock()
 	s.opts.Rows, s.opts.Cols = rows, cols
-	p := s.proc
+	p, closed := s.proc, s.closed
 	s.mu.Unlock()
-	if p == nil {
+	switch {
+	case closed:
 		return ErrClosed
+	case p == nil:
+		// Restarting: the new shell gets the size once it is up.
+		return nil
 	}
 	return setWinsize(p.pty, rows, cols)
 }
