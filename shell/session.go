@@ -142,20 +142,20 @@ type Session struct {
 
 	// mu guards the fields below. It may be held while a process's mu is
 	// taken, never the other way round.
-	mu      sync.Mutex
-	proc    *process
-	cwd     string
-	closed  bool
-	note    string // to prefix the next observation (a restart)
+	mu     sync.Mutex
+	proc   *process
+	cwd    string
+	closed bool
+	note   string // to prefix the next observation (a restart)
 	// restarting is set while a dead bash is replaced, s.proc being nil
 	// meanwhile; see ensureProcess.
 	restarting *restart
-	nextID  int64
-	last    *Command
-	view    view // what the agent has seen of last
-	initial Metadata
-	history []*Command // recent commands, oldest first
-	started time.Time
+	nextID     int64
+	last       *Command
+	view       view // what the agent has seen of last
+	initial    Metadata
+	history    []*Command // recent commands, oldest first
+	started    time.Time
 
 	pipes pipeSet        // piped commands running (see StartPipe)
 	cg    *sessionCgroup // nil when sessions are not put in cgroups
