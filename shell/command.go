@@ -64,6 +64,9 @@ type CommandStatus struct {
 	// Died reports that the shell exited before the command finished;
 	// Metadata.ExitCode is then the shell's exit status.
 	Died bool
+	// Key reports a control key sent at the prompt (Turn.BeginKey), not a
+	// command.
+	Key bool
 	// Metadata is valid once the command is no longer running.
 	Metadata Metadata
 	// OutputStart and OutputEnd delimit the output still kept, as byte
@@ -80,7 +83,48 @@ func (c *Command) Status() CommandStatus {
 	if !st.Running {
 		st.Finished, st.Died, st.Metadata = c.finished, c.died, c.meta
 	}
+	st.Key = c.special
 	return st
+}
+
+// Tail is the end of a command's output as a viewer reads it (Command.Tail).
+type Tail struct {
+	// Data is the finalized output from the offset asked for, or from
+	// the start of the lines asked for when that is later.
+	Data []byte
+	// Lost counts the bytes before Data, after the offset asked for, that
+	// were dropped because the output buffer overflowed.
+	Lost int64
+	// Skipped reports that Data starts at the lines asked for, later than
+	// the offset.
+	Skipped bool
+	// Live is the text after Data that may still change (the line under
+	// the cursor, a progress display) while the command runs.
+	Live string
+	// End is the offset just after Data.
+	End int64
+}
+
+// Tail reads the finalized output from off, or only the last lines lines
+// of it when lines > 0 and they start later, with the live text after it,
+// at one instant. Unlike Read it may start or end inside a rune: a viewer
+// that shows text cleans it.
+func (c *Command) Tail(off int64, lines int) Tail {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var t Tail
+	from := off
+	if lines > 0 {
+		if ls := c.out.lineStart(lines); ls > from {
+			from, t.Skipped = ls, true
+		}
+	}
+	t.Data, t.Lost = c.out.ReadFrom(from, -1)
+	if c.proc != nil {
+		t.Live = string(c.proc.liveText(c))
+	}
+	t.End = c.out.total
+	return t
 }
 
 // Done is closed when the command has finished or its shell died.

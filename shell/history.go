@@ -7,7 +7,7 @@ import (
 
 // A session keeps its recent commands, so the native API can read a
 // command's output by id after it finished, and the command that runs now
-// (Session.last), whose output Run shows.
+// (Session.last), whose output a policy (OpenHands' run) shows.
 
 // historySize is how many commands a session remembers.
 const historySize = 32
@@ -22,7 +22,7 @@ func (s *Session) newCommand(p *process, text string) *Command {
 	c := &Command{ID: s.nextID, Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit),
 		done: make(chan struct{}), proc: p, mu: &p.mu, heredocs: heredocs, incomplete: incomplete}
 	s.last = c
-	s.view = view{}
+	s.gen++
 	s.remember(c)
 	return c
 }

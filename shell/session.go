@@ -26,6 +26,10 @@ type Options struct {
 	Bash string
 	// TempDir holds the per-session files; default os.TempDir().
 	TempDir string
+	// NoChangeTimeout, HistoryLines and MaxOutputChars are settings of
+	// OpenHands' policy (shell/ohrun, see its FromShell), carried here for
+	// the callers that configure one struct; the engine reads none of them.
+	//
 	// NoChangeTimeout ends the wait for a non-blocking command that has
 	// printed nothing for this long; default 10s.
 	NoChangeTimeout time.Duration
@@ -84,9 +88,6 @@ func (o *Options) setDefaults() error {
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
 	}
-	if o.NoChangeTimeout <= 0 {
-		o.NoChangeTimeout = 10 * time.Second
-	}
 	if o.Rows == 0 {
 		o.Rows = 1000
 	}
@@ -95,12 +96,6 @@ func (o *Options) setDefaults() error {
 	}
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 8 << 20
-	}
-	if o.HistoryLines <= 0 {
-		o.HistoryLines = 11000
-	}
-	if o.MaxOutputChars <= 0 {
-		o.MaxOutputChars = 30000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -134,7 +129,7 @@ var ErrNoPTY = errors.New("no pseudo-terminal available")
 // Session is a persistent interactive bash on a terminal. Commands run one
 // at a time; state (directory, variables, functions, aliases) persists
 // between them. If bash dies, the next request starts a new one in the last
-// known directory and says so.
+// known directory (see Turn.TakeRestarts).
 type Session struct {
 	opts Options
 	log  *slog.Logger
@@ -146,13 +141,14 @@ type Session struct {
 	proc   *process
 	cwd    string
 	closed bool
-	note   string // to prefix the next observation (a restart)
+	// restarts are the shells replaced since a policy last took them.
+	restarts []Restart
 	// restarting is set while a dead bash is replaced, s.proc being nil
 	// meanwhile; see ensureProcess.
 	restarting *restart
 	nextID     int64
 	last       *Command
-	view       view // what the agent has seen of last
+	gen        int64 // changes with last; see Turn.Last
 	initial    Metadata
 	history    []*Command // recent commands, oldest first
 	started    time.Time
@@ -308,7 +304,10 @@ func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	s.log.Warn("shell exited; started a new one", "status", old.exitStatus, "dir", dir)
 	s.proc = p
 	s.cwd = dir
-	s.note += prefixRestarted(old.exitStatus, dir)
+	s.restarts = append(s.restarts, Restart{Status: old.exitStatus, Dir: dir})
+	if len(s.restarts) > maxRestarts {
+		s.restarts = s.restarts[len(s.restarts)-maxRestarts:]
+	}
 	return p, nil
 }
 
