@@ -60,3 +60,26 @@ func TestRun_RefusedWhileAPersonsCommandRunsLeavesTheSessionUsable(t *testing.T)
 	require.NoError(t, err)
 	<-c.Done()
 }
+
+// TestRun_ACommandStartedByTheNativeAPIEndsTheViewOfTheLastOne: what the
+// agent saw of a command it left running belongs to that command. Once
+// another one was started beside the policy (the native API), a fetch of
+// more output reports no command of its own, not the new one's output
+// under the old one's offsets.
+func TestRun_ACommandStartedByTheNativeAPIEndsTheViewOfTheLastOne(t *testing.T) {
+	s := newSession(t, nil)
+	res := run(t, s, Request{Command: "echo first; sleep 0.5", Timeout: 100 * time.Millisecond})
+	require.False(t, res.Finished)
+	// It finishes without the agent seeing it.
+	c, ok := s.Running()
+	require.True(t, ok)
+	<-c.Done()
+
+	native, err := s.Start(context.Background(), "echo native")
+	require.NoError(t, err)
+	<-native.Done()
+
+	res = run(t, s, Request{Command: ""})
+	assert.Equal(t, msgNoCommandForLogs, res.Content)
+	assert.False(t, res.Finished)
+}
