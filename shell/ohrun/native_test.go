@@ -83,3 +83,14 @@ func TestRun_ACommandStartedByTheNativeAPIEndsTheViewOfTheLastOne(t *testing.T) 
 	assert.Equal(t, msgNoCommandForLogs, res.Content)
 	assert.False(t, res.Finished)
 }
+
+// TestRun_AKeyNameWithNoKeyRunsAsACommand: "C-" and a character that is
+// no control key is not sent as a key: bash runs it, as any command.
+func TestRun_AKeyNameWithNoKeyRunsAsACommand(t *testing.T) {
+	s := newSession(t, nil)
+	res := run(t, s, done("C-1", false))
+	assert.True(t, res.Finished)
+	assert.Contains(t, res.Content, "command not found")
+	assert.Equal(t, 127, res.Metadata.ExitCode)
+	assert.Equal(t, "\n[The command completed with exit code 127. CTRL+1 was sent.]", res.Suffix)
+}

@@ -113,7 +113,7 @@ func (r *Runner) run(ctx context.Context, t *shell.Turn, req Request) (Result, e
 	}
 	var c *shell.Command
 	var err error
-	if shell.IsKeyName(cmd) {
+	if _, ok := shell.ControlKey(cmd); ok {
 		c, err = t.BeginKey(ctx, cmd)
 	} else {
 		c, err = t.Begin(cmd)
