@@ -337,6 +337,11 @@ func TestAPIKey_NotInTheServersEnvironment(t *testing.T) {
 			require.NotEmpty(t, environ)
 			assert.NotContains(t, string(environ), key)
 			assert.NotContains(t, string(environ), "SESSION_API_KEY=")
+			// Re-executed to drop the key, it keeps its name: ps and a
+			// container engine show the process by it.
+			comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", s.cmd.Process.Pid))
+			require.NoError(t, err)
+			assert.Equal(t, "action-server", strings.TrimSpace(string(comm)))
 			_, err = os.Stat(keyFile)
 			assert.ErrorIs(t, err, os.ErrNotExist, "the key file is removed once read")
 

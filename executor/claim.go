@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // Errors of a claim.
@@ -62,7 +63,7 @@ func (e *Executor) Claim(ctx context.Context, env map[string]string, dir string)
 	if _, busy := sess.Running(); busy {
 		return ErrBusy.withText("a command runs in the default session: claim again without env and working_dir, or when it ended")
 	}
-	res, err := sess.Run(ctx, shell.Request{Command: claimScript(env, dir), Hidden: true, Blocking: true, Timeout: 30 * time.Second})
+	res, err := e.runner(sess).Run(ctx, ohrun.Request{Command: claimScript(env, dir), Hidden: true, Blocking: true, Timeout: 30 * time.Second})
 	if errors.Is(err, shell.ErrBusy) {
 		return ErrBusy.with(err)
 	}

@@ -58,8 +58,8 @@ func TestClaim_EnvAndDirReachEveryShell(t *testing.T) {
 			assert.Equal(t, dir, strings.TrimSpace(out[strings.LastIndexByte(out, '|')+1:]), name)
 		}
 	}
-	def, ok := e.Session(ctx, DefaultSession)
-	require.True(t, ok)
+	def, err := e.Session(ctx, DefaultSession)
+	require.NoError(t, err)
 	check("default session", def, false)
 	check("default session, piped", def, true)
 	later, err := e.CreateSession(ctx, SessionOptions{ID: "later"})
@@ -70,8 +70,8 @@ func TestClaim_EnvAndDirReachEveryShell(t *testing.T) {
 func TestClaim_WithoutEnvOrDirLeavesARunningCommandAlone(t *testing.T) {
 	e := newExecutor(t)
 	ctx := context.Background()
-	def, ok := e.Session(ctx, DefaultSession)
-	require.True(t, ok)
+	def, err := e.Session(ctx, DefaultSession)
+	require.NoError(t, err)
 	c, err := def.Start(ctx, "sleep 0.3; echo survived")
 	require.NoError(t, err)
 	require.NoError(t, e.Claim(ctx, nil, ""), "a key rotation needs nothing of the shell")

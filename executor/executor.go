@@ -26,6 +26,7 @@ import (
 	"github.com/actionserver/actionserver/mcp"
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // DefaultSession is the name of the shell session that serves "run".
@@ -92,6 +93,9 @@ type Executor struct {
 	starting map[string]bool // ids reserved while their shell starts
 	closed   bool
 	claim    claimed // what the sandbox's owner set (see Claim)
+	// ohRunner is OpenHands' run policy over the default shell; replaced
+	// when the default shell is (see runner).
+	ohRunner *ohrun.Runner
 
 	commands atomic.Int64 // commands started, in every session
 	// startingWG counts the shells of CreateSession still starting; Close
@@ -235,6 +239,17 @@ func (e *Executor) Uptime() time.Duration { return time.Since(e.started) }
 // IdleTime returns the time since the last Execute started.
 func (e *Executor) IdleTime() time.Duration {
 	return time.Since(time.Unix(0, e.lastRun.Load()))
+}
+
+// runner returns the run policy of sh, the default shell: one for the
+// shell's life, since it keeps what the agent has seen.
+func (e *Executor) runner(sh *shell.Session) *ohrun.Runner {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ohRunner == nil || e.ohRunner.Shell() != sh {
+		e.ohRunner = ohrun.New(sh, ohrun.FromShell(e.opts.Shell))
+	}
+	return e.ohRunner
 }
 
 // shell returns the shell of the named session. The default one is

@@ -14,6 +14,7 @@ import (
 	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 func newExecutor(t *testing.T) *Executor {
@@ -91,7 +92,7 @@ func TestExecute_MetadataOfFinishedAndRunningCommands(t *testing.T) {
 	out = execute(t, e, runAction("sleep 1", func(a *event.CmdRun) { a.Timeout = &timeout })).(*event.CmdOutput)
 	assert.Equal(t, event.DefaultCmdMetadata().ExitCode, out.Metadata.ExitCode)
 	assert.Nil(t, out.Metadata.WorkingDir, "unknown while running")
-	assert.Equal(t, "\n[The command timed out after 0.2 seconds. "+shell.TimeoutMessage+"]", out.Metadata.Suffix)
+	assert.Equal(t, "\n[The command timed out after 0.2 seconds. "+ohrun.TimeoutMessage+"]", out.Metadata.Suffix)
 }
 
 func TestExecute_IdleTimeResetsAtEachAction(t *testing.T) {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // run executes a "run" action on the default shell, or on a fresh one for
 // is_static.
 func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation, error) {
-	sess, err := e.shell(ctx, DefaultSession)
+	sh, err := e.shell(ctx, DefaultSession)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 			return nil, err
@@ -22,6 +23,7 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		// is something the agent is told, as for a command that failed.
 		return e.runFailed(a, err)
 	}
+	sess := e.runner(sh)
 	if a.IsStatic {
 		dir := e.workDir()
 		if a.Cwd != nil && *a.Cwd != "" {
@@ -34,13 +36,13 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		// Upstream leaves static shells running forever; one per action
 		// would leak, so it ends with the action.
 		defer closeShell(context.Background(), s, time.Second)
-		sess = s
+		sess = ohrun.New(s, ohrun.FromShell(e.opts.Shell))
 	}
 
 	if !a.IsInput {
 		e.commands.Add(1)
 	}
-	res, err := sess.Run(ctx, shell.Request{
+	res, err := sess.Run(ctx, ohrun.Request{
 		Command:  a.Command,
 		IsInput:  a.IsInput,
 		Blocking: a.Blocking,
@@ -71,7 +73,7 @@ func (e *Executor) runFailed(a *event.CmdRun, err error) (event.Observation, err
 	return &event.ErrorObservation{Content: err.Error()}, nil
 }
 
-func cmdOutput(r shell.Result) *event.CmdOutput {
+func cmdOutput(r ohrun.Result) *event.CmdOutput {
 	m := event.DefaultCmdMetadata()
 	if r.Finished {
 		m = event.CmdMetadata{

@@ -174,13 +174,16 @@ func (e *Executor) DeleteSession(ctx context.Context, id string) error {
 }
 
 // Session returns the session with that id; the default one once it has
-// started (see Ready).
-func (e *Executor) Session(ctx context.Context, id string) (*Session, bool) {
+// started (see Ready). The error says why there is none: ErrSessionNotFound
+// for an id never created or deleted, the start's own error for a default
+// shell that failed to start, ErrClosed once the executor is closing, or
+// ctx's error.
+func (e *Executor) Session(ctx context.Context, id string) (*Session, error) {
 	s, err := e.shell(ctx, id)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	return &Session{id: id, e: e, sh: s}, true
+	return &Session{id: id, e: e, sh: s}, nil
 }
 
 // Sessions lists the sessions, the default one first, then by id. While

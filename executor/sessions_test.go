@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/actionserver/actionserver/api"
+	"github.com/actionserver/actionserver/shell"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -166,8 +167,8 @@ func TestSession_DeleteEndsItsCommands(t *testing.T) {
 	require.NoError(t, sess.Delete(ctxT(t)))
 	_, last := readAll(t, cmd)
 	assert.True(t, last.Done)
-	_, ok := e.Session(ctxT(t), "gone")
-	assert.False(t, ok)
+	_, err = e.Session(ctxT(t), "gone")
+	assert.ErrorIs(t, err, ErrSessionNotFound)
 	ids := []string{}
 	for _, s := range e.Sessions(ctxT(t)) {
 		ids = append(ids, s.ID())
@@ -257,4 +258,27 @@ func TestValidSessionID(t *testing.T) {
 	} {
 		assert.Equal(t, tc.ok, validSessionID(tc.id), "%q", tc.id)
 	}
+}
+
+// TestSession_DefaultThatFailedToStartSaysWhy: asking for the default
+// session when its shell could not start gives the start's error, not
+// "not found", so a front end can tell the client why.
+func TestSession_DefaultThatFailedToStartSaysWhy(t *testing.T) {
+	e := Start(context.Background(), Options{
+		WorkDir: t.TempDir(),
+		Env:     []string{"PATH=" + os.Getenv("PATH")},
+		Shell:   shell.Options{Bash: "/nonexistent/bash"},
+	})
+	t.Cleanup(func() { e.Close(context.Background()) })
+	require.Error(t, e.Ready(ctxT(t)))
+
+	sess, err := e.Session(ctxT(t), DefaultSession)
+	require.Error(t, err)
+	assert.Nil(t, sess)
+	assert.NotErrorIs(t, err, ErrSessionNotFound)
+	assert.Contains(t, err.Error(), "/nonexistent/bash")
+
+	_, err = e.Session(ctxT(t), "never-made")
+	assert.ErrorIs(t, err, ErrSessionNotFound)
+	assert.Equal(t, KindNotFound, KindOf(err))
 }

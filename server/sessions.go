@@ -190,16 +190,16 @@ func controlResult(c *gin.Context, err error) {
 	c.JSON(http.StatusOK, api.OK{OK: true})
 }
 
-// session finds the :id session or answers 404.
+// session finds the :id session or answers why there is none: 404 for an
+// unknown id, the start's error for a default shell that failed to start.
 func (s *Server) session(c *gin.Context) (*executor.Session, bool) {
 	e := s.executor(c)
 	if e == nil {
 		return nil, false
 	}
-	id := c.Param("id")
-	sess, ok := e.Session(c.Request.Context(), id)
-	if !ok {
-		detail(c, http.StatusNotFound, api.CodeNotFound, "session "+id+" not found")
+	sess, err := e.Session(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		fail(c, err)
 		return nil, false
 	}
 	return sess, true

@@ -1,28 +1,10 @@
 package shell
 
 import (
-	"context"
-	"os"
 	"strconv"
 	"testing"
 	"time"
 )
-
-// BenchmarkRun_True measures one command round trip through a session.
-func BenchmarkRun_True(b *testing.B) {
-	s, err := Start(context.Background(), Options{Dir: b.TempDir(),
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "TERM=xterm-256color"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer closeSession(s)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := s.Run(ctx, Request{Command: "true", Timeout: 10 * time.Second}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkScreen_PlainOutput measures rendering of ordinary line output.
 func BenchmarkScreen_PlainOutput(b *testing.B) {

@@ -35,7 +35,7 @@ func NewOutputBudget(limit int64) *OutputBudget {
 }
 
 // add records a command that just finished, keeping size bytes. It may be
-// called with c's proc.mu held, so it never takes another command's lock
+// called with c.mu held, so it never takes another command's lock
 // itself: dropping runs on its own goroutine.
 func (b *OutputBudget) add(c *Command, size int) {
 	spillLater(c)
@@ -88,9 +88,9 @@ func (b *OutputBudget) drop() {
 		b.total -= e.size
 		b.mu.Unlock()
 		if c := e.cmd.Value(); c != nil {
-			c.proc.mu.Lock()
+			c.mu.Lock()
 			c.out.release()
-			c.proc.mu.Unlock()
+			c.mu.Unlock()
 		}
 	}
 }

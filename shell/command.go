@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -39,7 +40,11 @@ type Command struct {
 
 	out  *ring
 	done chan struct{} // closed when the command finished or the shell died
-	proc *process      // the bash it ran in; its mu guards the fields below
+	proc *process      // the bash it ran in; nil for a piped command
+	// mu guards the fields below, and out: for a command run in the
+	// terminal it is its process's mu, which the reader holds while it
+	// moves output and state together; a piped command has its own.
+	mu *sync.Mutex
 
 	changed  chan struct{} // closed at the next change; see Changed
 	finished time.Time
@@ -59,6 +64,9 @@ type CommandStatus struct {
 	// Died reports that the shell exited before the command finished;
 	// Metadata.ExitCode is then the shell's exit status.
 	Died bool
+	// Key reports a control key sent at the prompt (Turn.BeginKey), not a
+	// command.
+	Key bool
 	// Metadata is valid once the command is no longer running.
 	Metadata Metadata
 	// OutputStart and OutputEnd delimit the output still kept, as byte
@@ -68,14 +76,55 @@ type CommandStatus struct {
 
 // Status returns a snapshot of c.
 func (c *Command) Status() CommandStatus {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	st := CommandStatus{ID: c.ID, Text: c.Text, Started: c.Started, Running: !isClosed(c.done),
 		OutputStart: c.out.start(), OutputEnd: c.out.total}
 	if !st.Running {
 		st.Finished, st.Died, st.Metadata = c.finished, c.died, c.meta
 	}
+	st.Key = c.special
 	return st
+}
+
+// Tail is the end of a command's output as a viewer reads it (Command.Tail).
+type Tail struct {
+	// Data is the finalized output from the offset asked for, or from
+	// the start of the lines asked for when that is later.
+	Data []byte
+	// Lost counts the bytes before Data, after the offset asked for, that
+	// were dropped because the output buffer overflowed.
+	Lost int64
+	// Skipped reports that Data starts at the lines asked for, later than
+	// the offset.
+	Skipped bool
+	// Live is the text after Data that may still change (the line under
+	// the cursor, a progress display) while the command runs.
+	Live string
+	// End is the offset just after Data.
+	End int64
+}
+
+// Tail reads the finalized output from off, or only the last lines lines
+// of it when lines > 0 and they start later, with the live text after it,
+// at one instant. Unlike Read it may start or end inside a rune: a viewer
+// that shows text cleans it.
+func (c *Command) Tail(off int64, lines int) Tail {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var t Tail
+	from := off
+	if lines > 0 {
+		if ls := c.out.lineStart(lines); ls > from {
+			from, t.Skipped = ls, true
+		}
+	}
+	t.Data, t.Lost = c.out.ReadFrom(from, -1)
+	if c.proc != nil {
+		t.Live = string(c.proc.liveText(c))
+	}
+	t.End = c.out.total
+	return t
 }
 
 // Done is closed when the command has finished or its shell died.
@@ -87,15 +136,15 @@ func (c *Command) Done() <-chan struct{} { return c.done }
 // channels, so a slow or stalled reader cannot slow the command or other
 // readers.
 func (c *Command) Changed() <-chan struct{} {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.changed == nil {
 		c.changed = make(chan struct{})
 	}
 	return c.changed
 }
 
-// notify wakes the readers waiting on Changed. Called with proc.mu held.
+// notify wakes the readers waiting on Changed. Called with c.mu held.
 func (c *Command) notify() {
 	if c.changed != nil {
 		close(c.changed)
@@ -124,8 +173,8 @@ type Chunk struct {
 // offset off. Data never ends inside a UTF-8 rune, and never starts inside
 // one: bytes of a rune cut by the buffer's drop count as lost.
 func (c *Command) Read(off int64, max int) Chunk {
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	// An offset past the end reads as the end, so a client that asks for
 	// "whatever comes next" with a large offset still learns when the
 	// command is done.
@@ -152,7 +201,9 @@ func (c *Command) Read(off int64, max int) Chunk {
 	ch := Chunk{Offset: start, Next: start + int64(len(data)), Data: data, Lost: lost}
 	ch.Done = isClosed(c.done) && ch.Next == c.out.total
 	if !ch.Done && ch.Next == c.out.total {
-		ch.Tail = string(c.proc.liveText(c))
+		if c.proc != nil {
+			ch.Tail = string(c.proc.liveText(c))
+		}
 	}
 	return ch
 }

@@ -9,8 +9,8 @@ import (
 
 // Control of commands for the native API: start one without waiting (its
 // output is then read by offset, see Command.Read), type into it, send it
-// keys and signals, resize its terminal. It shares the session with Run:
-// one request at a time.
+// keys and signals, resize its terminal. It shares the session with the
+// policies (shell/ohrun's Run): one request at a time.
 
 // Errors of the native API.
 var (
@@ -22,28 +22,15 @@ var (
 // Start starts a command and returns at once. It fails with ErrBusy while
 // another command runs or a request is being served.
 func (s *Session) Start(ctx context.Context, text string) (*Command, error) {
-	select {
-	case s.sem <- struct{}{}:
-	default:
-		return nil, ErrBusy
-	}
-	defer s.release()
-	p, err := s.ensureProcess(ctx)
+	t, err := s.TryAcquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	prev := s.last
-	s.mu.Unlock()
-	if prev != nil && !isClosed(prev.done) {
+	defer t.Release()
+	if prev, _ := t.Last(); prev != nil && !isClosed(prev.done) {
 		return nil, ErrBusy
 	}
-	c := s.newCommand(p, text)
-	if err := p.run(c); err != nil {
-		s.abandon(p, c, prev)
-		return nil, err
-	}
-	return c, nil
+	return t.Begin(text)
 }
 
 // Input types text into the running command, followed by Enter when enter
@@ -99,10 +86,14 @@ func (s *Session) Resize(rows, cols uint16) error {
 	}
 	s.mu.Lock()
 	s.opts.Rows, s.opts.Cols = rows, cols
-	p := s.proc
+	p, closed := s.proc, s.closed
 	s.mu.Unlock()
-	if p == nil {
+	switch {
+	case closed:
 		return ErrClosed
+	case p == nil:
+		// Restarting: the new shell gets the size once it is up.
+		return nil
 	}
 	return setWinsize(p.pty, rows, cols)
 }

@@ -1,11 +1,13 @@
-// Package shell runs persistent interactive bash sessions on
-// pseudo-terminals. A [Session] gives commands the semantics of OpenHands'
-// bash session through [Session.Run] (soft and hard timeouts, input and
-// control keys for a running command, the exact message texts agents are
-// trained on), and a native API besides: [Session.Start] starts a command
-// and returns at once, [Command.Read] reads its output by byte offset, and
+// Package shell is a terminal engine: persistent interactive bash
+// sessions on pseudo-terminals. [Session.Start] starts a command and
+// returns at once, [Command.Read] reads its output by byte offset, and
 // [Session.Input], [Session.Key], [Session.Signal] and [Session.Resize]
-// control it. It knows nothing of HTTP or events.
+// control it. It knows nothing of HTTP or events, nor of any agent's
+// policy: what an agent sees of a command, and when a wait ends, are
+// policies built on the exported API, a request's [Turn] (the session's
+// request lock), [Command.Tail], [Command.Status] and the foreground job:
+// OpenHands' run action in package shell/ohrun, SWE-ReX's run_in_session
+// in package swerex.
 //
 // # Sessions and processes
 //
@@ -13,7 +15,7 @@
 // variables, functions) persists from command to command. It owns a
 // process, one bash on one terminal, at a time. When bash dies (the agent
 // ran `exit`, say), the next request starts a new one in the last known
-// directory and its observation says so. Commands run one at a time; the
+// directory, and a policy can tell its agent (Turn.TakeRestarts). Commands run one at a time; the
 // session remembers the recent ones (history.go), so their output can be
 // read by id after they finished.
 //
@@ -84,30 +86,29 @@
 // command. Raw bytes also go, unprocessed, to people attached to the
 // terminal (raw.go).
 //
-// An observation (run.go, output.go) shows what the agent has not seen
-// yet: the final output after its last position, plus the live lines,
-// minus what it was shown of them already. The text is cut to the last
-// HistoryLines lines, each line right-trimmed as a terminal shows it, the
-// echo of typed input removed, and, unless hidden, cut in the middle to
-// MaxOutputChars. messages.go holds the texts around it.
+// An observation of OpenHands' policy (package shell/ohrun) shows what
+// the agent has not seen yet: the final output after its last position,
+// plus the live lines (Command.Tail), minus what it was shown of them
+// already.
 //
 // # Locks
 //
-// Session.sem lets one request in at a time: Run and Session.Start hold it
-// from start to end, so a request's reads and updates of the agent's view
-// do not interleave with another's. Session.mu guards the session's fields
+// Session.sem lets one request in at a time: a Turn (a policy's request,
+// Session.Start) holds it from start to end, so a request's reads and
+// updates of a policy's view do not interleave with another's. Session.mu guards the session's fields
 // and may be held while a process's mu is taken, never the other way
 // round: the order is sem, then Session.mu, then process.mu. process.mu
 // guards everything the terminal reader changes: the screen, the phase,
 // the running command and the output and state of every Command run in
-// that process. Nothing blocks on the terminal or waits for bash while
-// holding process.mu, except that replacing a dead bash holds Session.mu.
+// that process (a piped command's fields have a lock of their own).
+// Nothing blocks on the terminal, waits for bash or stats files (`which
+// python`) while holding process.mu or Session.mu: replacing a dead bash
+// marks the session restarting and runs without either.
 //
 // # Files
 //
 //   - session.go: Session, its options, start, close and restart.
-//   - run.go: Run, the semantics of OpenHands' run action.
-//   - output.go: what an observation shows of a command's output.
+//   - turn.go: a request's turn, what policies are built on.
 //   - control.go: the native API's control of a running command.
 //   - history.go: the current command and the recent ones.
 //   - command.go: Command, its metadata and its output by offset.
@@ -119,7 +120,6 @@
 //   - pipe.go: commands on pipes, and the process groups they leave.
 //   - cgroup_linux.go: a cgroup per session, where the server may make one,
 //     so that closing it ends even what called setsid.
-//   - pty_linux.go, raw.go, which.go, tempdir.go, messages.go: terminal
-//     and process plumbing, attached terminals, python lookup, private
-//     directories, message texts.
+//   - pty_linux.go, raw.go, which.go, tempdir.go: terminal and process
+//     plumbing, attached terminals, python lookup, private directories.
 package shell

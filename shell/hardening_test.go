@@ -311,3 +311,51 @@ func TestCgroups_AStartThatTheCgroupRefusesRunsWithout(t *testing.T) {
 	waitDone(t, c)
 	assert.Equal(t, "still runs\n", string(c.Read(0, -1).Data))
 }
+
+// TestRestart_SessionAnswersWhileTheNewShellStarts: a dead bash is
+// replaced at the next request, and the new one may wait in its start-up
+// files until the deadline. Meanwhile the session still says where it
+// is (Cwd, which every file action asks), and closing it ends the start.
+func TestRestart_SessionAnswersWhileTheNewShellStarts(t *testing.T) {
+	home := t.TempDir()
+	hang, started := filepath.Join(home, "hang"), filepath.Join(home, "restarting")
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte(
+		`if [ -e "$HOME/hang" ]; then touch "$HOME/restarting"; sleep 600; fi`+"\n"), 0o644))
+	s := newSession(t, func(o *Options) {
+		o.Env = append(o.Env, "HOME="+home)
+		o.StartTimeout = 10 * time.Minute
+	})
+	dir := s.Cwd()
+
+	require.NoError(t, os.WriteFile(hang, nil, 0o644))
+	c, err := s.Start(context.Background(), "exit 3")
+	require.NoError(t, err)
+	<-c.Done()
+
+	restarted := make(chan error, 1)
+	go func() {
+		_, err := s.Start(context.Background(), "echo never")
+		restarted <- err
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(started); return err == nil }, time.Minute, 10*time.Millisecond,
+		"the new shell reads its start-up files")
+
+	cwd := make(chan string, 1)
+	go func() { cwd <- s.Cwd() }()
+	select {
+	case got := <-cwd:
+		assert.Equal(t, dir, got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Cwd waited for the restart")
+	}
+	assert.Zero(t, s.PID(), "no shell while the new one starts")
+	require.NoError(t, s.Resize(40, 100), "kept for the new shell")
+
+	closeSession(s)
+	select {
+	case err := <-restarted:
+		assert.ErrorIs(t, err, ErrClosed)
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not end the restart")
+	}
+}

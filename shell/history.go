@@ -7,7 +7,7 @@ import (
 
 // A session keeps its recent commands, so the native API can read a
 // command's output by id after it finished, and the command that runs now
-// (Session.last), whose output Run shows.
+// (Session.last), whose output a policy (OpenHands' run) shows.
 
 // historySize is how many commands a session remembers.
 const historySize = 32
@@ -20,9 +20,9 @@ func (s *Session) newCommand(p *process, text string) *Command {
 	defer s.mu.Unlock()
 	s.nextID++
 	c := &Command{ID: s.nextID, Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit),
-		done: make(chan struct{}), proc: p, heredocs: heredocs, incomplete: incomplete}
+		done: make(chan struct{}), proc: p, mu: &p.mu, heredocs: heredocs, incomplete: incomplete}
 	s.last = c
-	s.view = view{}
+	s.gen++
 	s.remember(c)
 	return c
 }
@@ -40,11 +40,11 @@ func (s *Session) remember(c *Command) {
 		// Forgotten: its output (maybe a file) is freed now, not when
 		// the collector finds it.
 		if old := s.history[0]; old != c {
-			old.proc.mu.Lock()
+			old.mu.Lock()
 			if isClosed(old.done) {
 				old.out.release()
 			}
-			old.proc.mu.Unlock()
+			old.mu.Unlock()
 		}
 		s.history[0] = nil
 		s.history = s.history[1:]
@@ -55,14 +55,14 @@ func (s *Session) remember(c *Command) {
 		if old == c {
 			continue
 		}
-		old.proc.mu.Lock()
+		old.mu.Lock()
 		if isClosed(old.done) && !(s.opts.Budget != nil && spills(old.out)) {
 			if kept+old.out.size > historyBytes {
 				old.out.release()
 			}
 			kept += old.out.size
 		}
-		old.proc.mu.Unlock()
+		old.mu.Unlock()
 	}
 }
 

@@ -35,3 +35,11 @@ func specialKey(cmd string) (byte, bool) {
 func isSpecial(cmd string) bool {
 	return strings.HasPrefix(cmd, "C-") && utf8.RuneCountInString(cmd) == 3
 }
+
+// ControlKey reports whether name is a control key's name as the host
+// writes it ("C-c", "C-d", ...) and returns the byte a terminal sends for it.
+func ControlKey(name string) (byte, bool) { return specialKey(name) }
+
+// IsKeyName reports whether name has the form of a key's name: "C-" and
+// one character, whether or not the key exists.
+func IsKeyName(name string) bool { return isSpecial(name) }

@@ -250,31 +250,3 @@ func TestHistory_EarlierOutputWithinOneOutputLimit(t *testing.T) {
 	assert.True(t, kept(cmds[2]))
 	assert.True(t, kept(cmds[3]), "the newest command's own output")
 }
-
-func TestRun_RefusedWhileAPersonsCommandRunsLeavesTheSessionUsable(t *testing.T) {
-	s := newSession(t, nil)
-	run(t, s, done("true", false)) // the prompt is up
-	// A person attached to the terminal types a command that runs a while;
-	// bash has read it well before the agent's command comes.
-	require.NoError(t, s.WriteRaw([]byte("sleep 2\n")))
-	waitForeground(t, s, "sleep")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := s.Run(ctx, done("echo refused", false))
-	require.ErrorContains(t, err, "busy", "the agent's command must not run into the person's")
-
-	// Once the person's command is over, the agent's runs: the refused
-	// one must not count as running.
-	var res Result
-	require.Eventually(t, func() bool {
-		res, err = s.Run(ctx, done("echo ok", false))
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond)
-	assert.Equal(t, "ok", res.Content, "%+v", res)
-	assert.Equal(t, 0, res.Metadata.ExitCode)
-
-	// The native API likewise.
-	c, err := s.Start(ctx, "echo native")
-	require.NoError(t, err)
-	<-c.Done()
-}

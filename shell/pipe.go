@@ -115,10 +115,10 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 		return nil, fmt.Errorf("start %q in %s: %w", text, dir, err)
 	}
 
-	// The command's fields are guarded by its proc's mu; a piped command
-	// has no terminal, so its proc is only that lock.
+	// No terminal and no bash of the session's: the command's fields
+	// have a lock of their own.
 	c := &Command{Text: text, Started: time.Now(), out: newRing(s.opts.OutputLimit),
-		done: make(chan struct{}), proc: &process{}}
+		done: make(chan struct{}), mu: new(sync.Mutex)}
 	s.mu.Lock()
 	s.nextID++
 	c.ID = s.nextID
@@ -148,13 +148,13 @@ func (s *Session) StartPipe(ctx context.Context, text string, o PipeOptions) (*C
 		r.Close()
 		s.pipes.finished(c, pgid)
 		meta.ExitCode = exitStatus(cmd.ProcessState, err)
-		c.proc.mu.Lock()
+		c.mu.Lock()
 		c.meta = meta
 		c.finished = time.Now()
 		close(c.done)
 		c.notify()
 		s.opts.Budget.add(c, c.out.size)
-		c.proc.mu.Unlock()
+		c.mu.Unlock()
 	}()
 	return c, nil
 }
@@ -166,10 +166,10 @@ func pipeReadLoop(r *os.File, c *Command) {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			c.proc.mu.Lock()
+			c.mu.Lock()
 			c.out.Write(buf[:n])
 			c.notify()
-			c.proc.mu.Unlock()
+			c.mu.Unlock()
 		}
 		if err != nil {
 			return

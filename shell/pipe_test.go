@@ -121,3 +121,24 @@ func TestStartPipe_OutputLimitDropsTheOldest(t *testing.T) {
 	assert.True(t, strings.HasSuffix(string(ch.Data), "\n10000\n"))
 	assert.LessOrEqual(t, len(ch.Data), 1000)
 }
+
+// TestStartPipe_CommandHasItsOwnLockAndNoShell: a piped command runs in
+// no bash of the session's, so it has none (a made-up one would be read
+// as a shell by whatever looks), and its lock is its own, never the
+// terminal's.
+func TestStartPipe_CommandHasItsOwnLockAndNoShell(t *testing.T) {
+	s := newSession(t, nil)
+	c, err := s.StartPipe(context.Background(), "echo piped", PipeOptions{})
+	require.NoError(t, err)
+	waitDone(t, c)
+	assert.Nil(t, c.proc, "a piped command has no shell")
+	require.NotNil(t, c.mu)
+	assert.NotSame(t, &s.proc.mu, c.mu)
+
+	// The terminal's lock held (its reader busy) does not stop a piped
+	// command's reads.
+	s.proc.mu.Lock()
+	defer s.proc.mu.Unlock()
+	assert.Equal(t, "piped\n", string(c.Read(0, -1).Data))
+	assert.False(t, c.Status().Running)
+}

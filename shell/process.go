@@ -63,6 +63,23 @@ type process struct {
 	// promptDone is closed when bash has printed its whole prompt and is
 	// about to read; replaced at each prompt.
 	promptDone chan struct{}
+	// prompts are the prompts seen whose completion waits for `which
+	// python`, resolved outside mu (see onPrompt), oldest first.
+	prompts []promptSeen
+	// sawPrompt is set at the first prompt seen.
+	sawPrompt bool
+	// lookPython resolves `which python` for a prompt: which, unless a
+	// test replaces it.
+	lookPython func(path, pwd string) string
+}
+
+// promptSeen is a prompt whose metadata is parsed but whose command is not
+// yet reported done.
+type promptSeen struct {
+	meta  Metadata
+	path  string   // the PATH it reported
+	first bool     // the shell's first prompt: it is ready
+	cur   *Command // the command it ends, if any
 }
 
 // settleQuiet is how long a line above the cursor must stay unchanged to be
@@ -159,6 +176,9 @@ func newProcess(opts *Options, log *slog.Logger) (*process, error) {
 		for _, g := range c.Groups {
 			p.userGIDs = append(p.userGIDs, int(g))
 		}
+	}
+	p.lookPython = func(path, pwd string) string {
+		return which("python", path, pwd, p.userUID, p.userGIDs)
 	}
 	p.scr = newScreen(p.sink, p.onOSC)
 	return p, nil
@@ -272,6 +292,7 @@ func (p *process) readLoop() {
 			}
 			p.fanOutRaw(buf[:n])
 			p.mu.Unlock()
+			p.completePrompts()
 			p.settleT.Reset(settleQuiet)
 		}
 		if err != nil {
@@ -401,22 +422,48 @@ func idleText(r *ring) string {
 }
 
 // onPrompt runs when bash has printed its prompt and metadata: the running
-// command, if any, is done. Called with mu held.
+// command, if any, is done. Called with mu held. Its completion waits for
+// `which python`, which stats every PATH entry: a hung mount there would
+// stall every reader of the terminal if it ran under mu, so the reader
+// finishes it in completePrompts once mu is released.
 func (p *process) onPrompt() {
 	m := parseMetadata(p.fields)
-	m.PyInterpreterPath = which("python", p.fields[min(fieldPath, len(p.fields)-1)], m.WorkingDir, p.userUID, p.userGIDs)
-	p.prompt = m
 	p.phase = phaseIdle
 	if isClosed(p.promptDone) {
 		p.promptDone = make(chan struct{})
 	}
-	select {
-	case <-p.ready:
-	default:
+	p.prompts = append(p.prompts, promptSeen{meta: m, path: p.fields[min(fieldPath, len(p.fields)-1)], first: !p.sawPrompt, cur: p.cur})
+	p.sawPrompt = true
+}
+
+// completePrompts resolves `which python` for the prompts onPrompt saw,
+// without mu, then reports them: the first one makes the shell ready, a
+// later one finishes the command it ends. Called by the reader only, so
+// prompts are completed in order.
+func (p *process) completePrompts() {
+	p.mu.Lock()
+	seen, look := p.prompts, p.lookPython
+	p.prompts = nil
+	p.mu.Unlock()
+	for _, ps := range seen {
+		ps.meta.PyInterpreterPath = look(ps.path, ps.meta.WorkingDir)
+		p.mu.Lock()
+		p.completePrompt(ps)
+		p.mu.Unlock()
+	}
+}
+
+// completePrompt reports one prompt. Called with mu held.
+func (p *process) completePrompt(ps promptSeen) {
+	m := ps.meta
+	p.prompt = m
+	if ps.first {
 		close(p.ready)
 		return
 	}
-	if c := p.cur; c != nil {
+	// The shell may have died meanwhile (finishOnDeath reported the
+	// command) or the command may have been replaced.
+	if c := p.cur; c != nil && c == ps.cur {
 		c.meta = m
 		if c.incomplete && m.ExitCode != 2 && endedAtEOF(c.out) {
 			c.meta.ExitCode = 2

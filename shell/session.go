@@ -26,6 +26,10 @@ type Options struct {
 	Bash string
 	// TempDir holds the per-session files; default os.TempDir().
 	TempDir string
+	// NoChangeTimeout, HistoryLines and MaxOutputChars are settings of
+	// OpenHands' policy (shell/ohrun, see its FromShell), carried here for
+	// the callers that configure one struct; the engine reads none of them.
+	//
 	// NoChangeTimeout ends the wait for a non-blocking command that has
 	// printed nothing for this long; default 10s.
 	NoChangeTimeout time.Duration
@@ -84,9 +88,6 @@ func (o *Options) setDefaults() error {
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
 	}
-	if o.NoChangeTimeout <= 0 {
-		o.NoChangeTimeout = 10 * time.Second
-	}
 	if o.Rows == 0 {
 		o.Rows = 1000
 	}
@@ -95,12 +96,6 @@ func (o *Options) setDefaults() error {
 	}
 	if o.OutputLimit <= 0 {
 		o.OutputLimit = 8 << 20
-	}
-	if o.HistoryLines <= 0 {
-		o.HistoryLines = 11000
-	}
-	if o.MaxOutputChars <= 0 {
-		o.MaxOutputChars = 30000
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -134,7 +129,7 @@ var ErrNoPTY = errors.New("no pseudo-terminal available")
 // Session is a persistent interactive bash on a terminal. Commands run one
 // at a time; state (directory, variables, functions, aliases) persists
 // between them. If bash dies, the next request starts a new one in the last
-// known directory and says so.
+// known directory (see Turn.TakeRestarts).
 type Session struct {
 	opts Options
 	log  *slog.Logger
@@ -142,17 +137,21 @@ type Session struct {
 
 	// mu guards the fields below. It may be held while a process's mu is
 	// taken, never the other way round.
-	mu      sync.Mutex
-	proc    *process
-	cwd     string
-	closed  bool
-	note    string // to prefix the next observation (a restart)
-	nextID  int64
-	last    *Command
-	view    view // what the agent has seen of last
-	initial Metadata
-	history []*Command // recent commands, oldest first
-	started time.Time
+	mu     sync.Mutex
+	proc   *process
+	cwd    string
+	closed bool
+	// restarts are the shells replaced since a policy last took them.
+	restarts []Restart
+	// restarting is set while a dead bash is replaced, s.proc being nil
+	// meanwhile; see ensureProcess.
+	restarting *restart
+	nextID     int64
+	last       *Command
+	gen        int64 // changes with last; see Turn.Last
+	initial    Metadata
+	history    []*Command // recent commands, oldest first
+	started    time.Time
 
 	pipes pipeSet        // piped commands running (see StartPipe)
 	cg    *sessionCgroup // nil when sessions are not put in cgroups
@@ -216,7 +215,13 @@ func (s *Session) Close(ctx context.Context) {
 	s.closed = true
 	p := s.proc
 	s.proc = nil
+	r := s.restarting
 	s.mu.Unlock()
+	if r != nil {
+		// The restart closes what it started once it sees closed.
+		r.cancel()
+		<-r.done
+	}
 	done := make(chan struct{}, 2)
 	go func() {
 		defer func() { done <- struct{}{} }()
@@ -249,37 +254,88 @@ func (s *Session) release() { <-s.sem }
 
 // ensureProcess returns the session's bash, replacing it first if it died.
 // The request holds on to the returned process: Close may clear s.proc at
-// any time.
+// any time. Only a request that holds the request lock calls it, so one
+// restart at most runs at a time.
+//
+// A restart can take as long as bash's start-up files (StartTimeout), so it
+// runs without mu: meanwhile s.proc is nil and restarting is set, and Cwd,
+// PID, the file actions and Close go on. Close cancels the restart and
+// waits for it.
 func (s *Session) ensureProcess(ctx context.Context) (*process, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if s.proc.alive() && !s.proc.reaped() {
-		return s.proc, nil
-	}
-	// A bash that was just killed is reported dead only once its last
-	// output is drained; wait for that rather than refuse this action
-	// because the command it was running seems to run still.
-	select {
-	case <-s.proc.exited:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 	old := s.proc
-	old.close(noGrace()) // end what it left behind before a pid can be reused
-	dir := s.cwd
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		dir = s.opts.Dir
+	if old.alive() && !old.reaped() {
+		s.mu.Unlock()
+		return old, nil
 	}
-	p, err := startProcess(ctx, &s.opts, dir, s.log, s.cg)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	s.proc = nil
+	s.restarting = &restart{cancel: cancel, done: done}
+	opts, dir := s.opts, s.cwd
+	s.mu.Unlock()
+
+	p, dir, err := s.restart(ctx, old, &opts, dir)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restarting = nil
+	if s.closed {
+		if p != nil {
+			p.close(noGrace())
+		}
+		return nil, ErrClosed
+	}
 	if err != nil {
-		return nil, fmt.Errorf("restart shell: %w", err)
+		// The dead one stays, so the next request tries again.
+		s.proc = old
+		return nil, err
+	}
+	if s.opts.Rows != opts.Rows || s.opts.Cols != opts.Cols {
+		// Resized while it started.
+		_ = setWinsize(p.pty, s.opts.Rows, s.opts.Cols)
 	}
 	s.log.Warn("shell exited; started a new one", "status", old.exitStatus, "dir", dir)
 	s.proc = p
 	s.cwd = dir
-	s.note += prefixRestarted(old.exitStatus, dir)
+	s.restarts = append(s.restarts, Restart{Status: old.exitStatus, Dir: dir})
+	if len(s.restarts) > maxRestarts {
+		s.restarts = s.restarts[len(s.restarts)-maxRestarts:]
+	}
 	return p, nil
+}
+
+// restart is a restart of the shell in progress.
+type restart struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when it is over, started or not
+}
+
+// restart ends old, a bash that died, and starts a new one in dir, or in
+// the session's first directory if dir is gone, which it returns. Called
+// without mu.
+func (s *Session) restart(ctx context.Context, old *process, opts *Options, dir string) (*process, string, error) {
+	// A bash that was just killed is reported dead only once its last
+	// output is drained; wait for that rather than refuse this action
+	// because the command it was running seems to run still.
+	select {
+	case <-old.exited:
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	old.close(noGrace()) // end what it left behind before a pid can be reused
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = opts.Dir
+	}
+	p, err := startProcess(ctx, opts, dir, s.log, s.cg)
+	if err != nil {
+		return nil, "", fmt.Errorf("restart shell: %w", err)
+	}
+	return p, dir, nil
 }

@@ -28,7 +28,7 @@ const spillMin = 64 << 10
 func spills(r *ring) bool { return r.file != nil || r.size >= spillMin }
 
 // spillLater moves c's output to a file once it finished, on its own
-// goroutine: it is called with c.proc.mu held, and writing megabytes then
+// goroutine: it is called with c.mu held, and writing megabytes then
 // would hold up the session's reader.
 func spillLater(c *Command) {
 	if c.out.size < spillMin || c.out.file != nil {
@@ -42,16 +42,16 @@ func spillLater(c *Command) {
 // valid even if the ring is released meanwhile), then swaps the file in
 // if the ring did not change.
 func (c *Command) spill() {
-	c.proc.mu.Lock()
+	c.mu.Lock()
 	r := c.out
 	if r.file != nil || r.size < spillMin {
-		c.proc.mu.Unlock()
+		c.mu.Unlock()
 		return
 	}
 	blocks, head, size, room, total := r.blocks, r.head, r.size, r.room, r.total
-	c.proc.mu.Unlock()
+	c.mu.Unlock()
 
-	f, err := os.CreateTemp(c.proc.dir, "output-")
+	f, err := os.CreateTemp(c.spillDir(), "output-")
 	if err != nil {
 		return // it stays in memory
 	}
@@ -67,8 +67,8 @@ func (c *Command) spill() {
 		off += len(seg)
 	}
 
-	c.proc.mu.Lock()
-	defer c.proc.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if r.file != nil || r.total != total || r.size != size || r.room != room {
 		f.Close() // released or written to meanwhile
 		return
@@ -128,4 +128,13 @@ func (r *ring) fileLineStart(n int) int64 {
 		end -= k
 	}
 	return r.start()
+}
+
+// spillDir is where c's output file goes: its shell's private directory,
+// or the temporary directory for a piped command, which has no shell.
+func (c *Command) spillDir() string {
+	if c.proc == nil {
+		return ""
+	}
+	return c.proc.dir
 }

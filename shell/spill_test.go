@@ -18,7 +18,8 @@ import (
 func finishedCommand(r *ring, dir string) *Command {
 	done := make(chan struct{})
 	close(done)
-	return &Command{out: r, done: done, proc: &process{dir: dir}}
+	p := &process{dir: dir}
+	return &Command{out: r, done: done, proc: p, mu: &p.mu}
 }
 
 func TestSpill_EveryByteReadsTheSameFromTheFile(t *testing.T) {

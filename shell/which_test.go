@@ -1,9 +1,12 @@
 package shell
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +61,52 @@ func TestWhich(t *testing.T) {
 			assert.Equal(t, tc.want, which("python", tc.path, tc.pwd, tc.uid, tc.gids))
 		})
 	}
+}
+
+// TestOnPrompt_WhichPythonDoesNotHoldTheTerminal: `which python` stats
+// every PATH entry at each prompt, and a hung mount there can take it
+// forever. It must not run under the process's lock, which every reader
+// of the terminal and of the command's output takes.
+func TestOnPrompt_WhichPythonDoesNotHoldTheTerminal(t *testing.T) {
+	s := newSession(t, nil)
+	p := s.proc
+	entered, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p.mu.Lock()
+	p.lookPython = func(path, pwd string) string {
+		once.Do(func() { close(entered) })
+		<-gate // a stat that hangs
+		return "/hung/mount/python"
+	}
+	p.mu.Unlock()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+
+	c, err := s.Start(context.Background(), "echo before-the-prompt")
+	require.NoError(t, err)
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the prompt's `which python` never ran")
+	}
+
+	// While it hangs, the command's state and output can be read.
+	read := make(chan CommandStatus)
+	go func() { read <- c.Status() }()
+	select {
+	case st := <-read:
+		assert.True(t, st.Running, "not done before its metadata is known")
+	case <-time.After(30 * time.Second):
+		t.Fatal("reading the command's status waited for `which python`")
+	}
+	assert.Contains(t, string(c.Read(0, -1).Data), "before-the-prompt")
+
+	close(gate)
+	<-c.Done()
+	assert.Equal(t, "/hung/mount/python", c.Status().Metadata.PyInterpreterPath)
 }

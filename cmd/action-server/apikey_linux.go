@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 
@@ -45,9 +46,32 @@ func hideKeyFromEnviron() error {
 		}
 	}
 	env = append(env, keyFDEnv+"="+strconv.Itoa(p[0]))
-	err = unix.Exec("/proc/self/exe", os.Args, env)
+	err = unix.Exec(selfPath(), os.Args, env)
 	unix.Close(p[0])
 	return fmt.Errorf("re-execute without %s in the environment: %w", keyEnv, err)
+}
+
+// selfPath is the file to execute again: the one this process was started
+// from, by the name it was started with, when that name still leads to
+// it. The kernel names a process (comm, what ps and a container engine
+// show) after the file executed, so /proc/self/exe, the fallback for a
+// binary replaced or removed since, would rename the server "exe".
+func selfPath() string {
+	const self = "/proc/self/exe"
+	me, err := os.Stat(self)
+	if err != nil {
+		return self
+	}
+	name := os.Args[0]
+	if !strings.Contains(name, "/") {
+		if name, err = exec.LookPath(name); err != nil {
+			return self
+		}
+	}
+	if fi, err := os.Stat(name); err == nil && os.SameFile(fi, me) {
+		return name
+	}
+	return self
 }
 
 // inheritedKeyPipe returns the pipe hideKeyFromEnviron left for the

@@ -14,6 +14,7 @@ import (
 	"github.com/actionserver/actionserver/bench/internal/benchkit"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // measureShellLatency measures the round trip of `true`: (a) the floor, a
@@ -122,10 +123,11 @@ func sessionLatency(ctx context.Context, env *benchkit.Env, n int) ([]time.Durat
 		defer cancel()
 		s.Close(ctx)
 	}()
+	r := ohrun.New(s, ohrun.Options{})
 	var out []time.Duration
 	for i := range n + n/10 {
 		start := time.Now()
-		res, err := s.Run(ctx, shell.Request{Command: "true", Timeout: 10 * time.Second})
+		res, err := r.Run(ctx, ohrun.Request{Command: "true", Timeout: 10 * time.Second})
 		if err != nil {
 			return nil, err
 		}

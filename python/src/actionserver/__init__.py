@@ -37,6 +37,7 @@ from ._types import (
     OutputEvent,
     OutputRange,
     PluginStatus,
+    ShellStatus,
     ServerInfo,
     Session,
     StreamEvent,
@@ -51,7 +52,7 @@ __all__ = [
     "BrowseResult", "BusyError", "Client", "Command", "CommandBrief", "CommandMeta", "CommandResult",
     "ConflictError", "ConnectionLostError", "ExistsError", "ExitEvent", "FileInfo", "FileList", "FilePermissionError",
     "FileReader", "FileWritten", "LostEvent", "McpResult", "McpTool", "NoSpaceError", "NotFoundError",
-    "NotReadyError", "Observation", "OutputChunk", "OutputEvent", "OutputRange", "PluginStatus",
+    "NotReadyError", "Observation", "OutputChunk", "OutputEvent", "OutputRange", "PluginStatus", "ShellStatus",
     "ServerError", "ServerInfo", "Session", "StreamEvent", "TailEvent", "TimeoutError", "Watch",
     "WatchEvent", "__version__",
 ]

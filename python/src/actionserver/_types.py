@@ -158,6 +158,16 @@ class PluginStatus:
 
 
 @dataclass
+class ShellStatus:
+    """The default shell's state: ``starting``, ``ready`` or ``failed``
+    (then ``error`` says why, e.g. start-up files that hang)."""
+
+    __schema__ = "ServerInfo.shell"
+    state: str
+    error: str = ""
+
+
+@dataclass
 class ServerInfo:
     """Uptime, idle time, resources, plugins, MCP servers and the default
     shell's state."""
@@ -169,7 +179,7 @@ class ServerInfo:
     plugins: List[PluginStatus]
     mcp_servers: List[Dict[str, Any]]
     runtime: Dict[str, Any]
-    shell: Dict[str, Any]
+    shell: Optional[ShellStatus] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ServerInfo":
@@ -177,7 +187,8 @@ class ServerInfo:
                    plugins=[PluginStatus(name=p["name"], state=p["state"], error=p.get("error", ""), port=p.get("port", 0))
                             for p in d.get("plugins") or []],
                    mcp_servers=list(d.get("mcp_servers") or []), runtime=d.get("runtime") or {},
-                   shell=d.get("shell") or {})
+                   shell=ShellStatus(state=d["shell"]["state"], error=d["shell"].get("error", ""))
+                   if d.get("shell") else None)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-package shell
+package ohrun
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/actionserver/actionserver/internal/pyfmt"
+	"github.com/actionserver/actionserver/shell"
 )
 
 // Request is one "run" action for a session.
@@ -31,7 +32,7 @@ type Result struct {
 	Command string
 	// Finished reports that the command completed, so Metadata is known.
 	Finished bool
-	Metadata Metadata
+	Metadata shell.Metadata
 	// Prefix and Suffix frame Content for the agent.
 	Prefix, Suffix string
 	Hidden         bool
@@ -42,31 +43,33 @@ type Result struct {
 // timeout (unless blocking) or reaches the hard timeout; a command that did
 // not complete keeps running, and later requests fetch its output ("") or
 // send it input. A MultipleCommandsError rejects several commands at once.
-func (s *Session) Run(ctx context.Context, req Request) (Result, error) {
-	if err := s.acquire(ctx); err != nil {
-		return Result{}, err
-	}
-	defer s.release()
-	p, err := s.ensureProcess(ctx)
+func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
+	t, err := r.sh.Acquire(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := s.run(ctx, p, req)
+	defer t.Release()
+	res, err := r.run(ctx, t, req)
 	if err != nil {
 		return res, err
 	}
-	s.mu.Lock()
-	res.Prefix = s.note + res.Prefix
-	s.note = ""
-	s.mu.Unlock()
+	// The shells replaced since the last observation, this request's
+	// included, are told before it. A failed request leaves them to the
+	// next.
+	var note strings.Builder
+	for _, rs := range t.TakeRestarts() {
+		note.WriteString(prefixRestarted(rs.Status, rs.Dir))
+	}
+	res.Prefix = note.String() + res.Prefix
 	return res, nil
 }
 
-func (s *Session) run(ctx context.Context, p *process, req Request) (Result, error) {
+func (r *Runner) run(ctx context.Context, t *shell.Turn, req Request) (Result, error) {
 	cmd := strings.TrimSpace(req.Command)
-	last := s.last
-	running := last != nil && !isClosed(last.done)
-	unreported := last != nil && !running && !s.view.reported && s.view.observed > 0
+	last, gen := t.Last()
+	r.sync(gen)
+	running := last != nil && !isDone(last)
+	unreported := last != nil && !running && !r.view.reported && r.view.observed > 0
 
 	if !running && !unreported {
 		if cmd == "" {
@@ -76,50 +79,51 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 			return Result{Content: msgNoCommandForInput, Metadata: unknownMetadata()}, nil
 		}
 	}
-	if parts := SplitCommands(cmd); len(parts) > 1 {
-		return Result{}, &MultipleCommandsError{Commands: parts}
+	if parts := shell.SplitCommands(cmd); len(parts) > 1 {
+		return Result{}, &shell.MultipleCommandsError{Commands: parts}
 	}
 
 	switch {
 	case running && !req.IsInput && cmd != "":
-		return s.refuse(p, last, cmd, req), nil
+		return r.refuse(last, cmd, req), nil
 	case unreported && (req.IsInput || cmd == ""):
 		// It finished while nobody watched: report that, send nothing.
-		return s.completed(p, last, req, cmd), nil
+		return r.completed(t, last, req, cmd), nil
 	case running:
 		// The job in the terminal's foreground as the key goes: if later
 		// another one is, the loop it belonged to went on (see
 		// interruptMoved).
 		fg := 0
-		if key, ok := specialKey(cmd); ok && key == ctrlC {
-			fg, _ = foregroundPgrp(p.pty)
+		if key, ok := shell.ControlKey(cmd); ok && key == ctrlC {
+			fg, _ = t.Foreground()
 		}
 		if cmd != "" {
-			if err := sendInput(p, cmd); err != nil {
+			if err := sendInput(t, cmd); err != nil {
 				return Result{}, err
 			}
 		}
-		return s.wait(ctx, p, last, req, cmd, fg)
+		return r.wait(ctx, t, last, req, cmd, fg)
 	}
 
 	// A new command. What the previous one printed after it was last
 	// shown goes first, so nothing is lost.
 	var carried string
 	if unreported {
-		carried = s.completed(p, last, req, "").Content
+		carried = r.completed(t, last, req, "").Content
 	}
-	c := s.newCommand(p, cmd)
+	var c *shell.Command
 	var err error
-	if key, ok := specialKey(cmd); ok {
-		err = p.sendKeyAtPrompt(ctx, c, key)
+	if _, ok := shell.ControlKey(cmd); ok {
+		c, err = t.BeginKey(ctx, cmd)
 	} else {
-		err = p.run(c)
+		c, err = t.Begin(cmd)
 	}
+	_, gen = t.Last()
+	r.sync(gen)
 	if err != nil {
-		s.abandon(p, c, last)
 		return Result{}, err
 	}
-	res, err := s.wait(ctx, p, c, req, cmd, 0)
+	res, err := r.wait(ctx, t, c, req, cmd, 0)
 	if err == nil && carried != "" {
 		res.Content = strings.TrimSpace(carried + "\n" + res.Content)
 	}
@@ -128,11 +132,11 @@ func (s *Session) run(ctx context.Context, p *process, req Request) (Result, err
 
 // sendInput types text and Enter into the running command, or sends a
 // control key.
-func sendInput(p *process, cmd string) error {
-	if key, ok := specialKey(cmd); ok {
-		return p.write([]byte{key})
+func sendInput(t *shell.Turn, cmd string) error {
+	if key, ok := shell.ControlKey(cmd); ok {
+		return t.Write([]byte{key})
 	}
-	return p.write([]byte(cmd + "\n"))
+	return t.Write([]byte(cmd + "\n"))
 }
 
 // interruptAgain and interruptEcho: a Ctrl-C can be lost. When it reaches
@@ -170,12 +174,12 @@ const keyQuiet = 3 * time.Second
 // wait watches c until it completes or a timeout ends the wait. fg is the
 // terminal's foreground process group when a key was sent into the running
 // command, else 0.
-func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request, cmd string, fg int) (Result, error) {
+func (r *Runner) wait(ctx context.Context, t *shell.Turn, c *shell.Command, req Request, cmd string, fg int) (Result, error) {
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	quiet := s.opts.NoChangeTimeout
-	key, isKey := specialKey(cmd)
+	quiet := r.opts.NoChangeTimeout
+	key, isKey := shell.ControlKey(cmd)
 	if isKey {
 		quiet = max(quiet, keyQuiet)
 	}
@@ -195,8 +199,8 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 		next := now.Add(time.Hour)
 		if !moved.IsZero() {
 			if !now.Before(moved) {
-				if pg, err := foregroundPgrp(p.pty); err == nil && pg != fg && pg != p.pid {
-					_ = p.write([]byte{ctrlC})
+				if pg, err := t.Foreground(); err == nil && pg != fg && pg != t.ShellPID() {
+					_ = t.Write([]byte{ctrlC})
 					fg = pg
 					resent++
 				}
@@ -211,8 +215,8 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 		}
 		if !again.IsZero() {
 			if !now.Before(again) {
-				if p.lastOutput.Load() > start.Add(interruptEcho).UnixNano() {
-					_ = p.write([]byte{ctrlC})
+				if t.LastOutput().UnixNano() > start.Add(interruptEcho).UnixNano() {
+					_ = t.Write([]byte{ctrlC})
 				}
 				again = time.Time{}
 			} else if again.Before(next) {
@@ -220,10 +224,10 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 			}
 		}
 		if !req.Blocking {
-			quietSince := max(start.UnixNano(), p.lastOutput.Load())
+			quietSince := max(start.UnixNano(), t.LastOutput().UnixNano())
 			soft := time.Unix(0, quietSince).Add(quiet)
 			if !now.Before(soft) {
-				return s.timedOut(p, c, req, cmd, suffixNoChange(formatSeconds(s.opts.NoChangeTimeout.Seconds()))), nil
+				return r.timedOut(c, req, cmd, suffixNoChange(formatSeconds(r.opts.NoChangeTimeout.Seconds()))), nil
 			}
 			if soft.Before(next) {
 				next = soft
@@ -232,7 +236,7 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 		if req.Timeout > 0 {
 			hard := start.Add(req.Timeout)
 			if !now.Before(hard) {
-				return s.timedOut(p, c, req, cmd, suffixHardTimeout(pyfmt.Float(req.Timeout.Seconds()))), nil
+				return r.timedOut(c, req, cmd, suffixHardTimeout(pyfmt.Float(req.Timeout.Seconds()))), nil
 			}
 			if hard.Before(next) {
 				next = hard
@@ -240,8 +244,8 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 		}
 		timer.Reset(next.Sub(now))
 		select {
-		case <-c.done:
-			return s.completed(p, c, req, cmd), nil
+		case <-c.Done():
+			return r.completed(t, c, req, cmd), nil
 		case <-timer.C:
 		case <-ctx.Done():
 			return Result{}, ctx.Err()
@@ -250,65 +254,56 @@ func (s *Session) wait(ctx context.Context, p *process, c *Command, req Request,
 }
 
 // completed builds the observation of a finished command.
-func (s *Session) completed(p *process, c *Command, req Request, cmd string) Result {
-	p.mu.Lock()
-	meta, died, special := c.meta, c.died, c.special
-	p.mu.Unlock()
+func (r *Runner) completed(t *shell.Turn, c *shell.Command, req Request, cmd string) Result {
+	st := c.Status()
+	meta := st.Metadata
 
-	text, truncated, lines := s.window(p, c, req.Hidden)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	text, truncated, lines := r.window(c, req.Hidden)
 	res := Result{Command: cmd, Finished: true, Metadata: meta, Hidden: req.Hidden}
-	if s.view.observed == 0 && truncated {
+	if r.view.observed == 0 && truncated {
 		res.Prefix = prefixTruncated(lines)
 	}
-	if meta.WorkingDir != "" {
-		s.cwd = meta.WorkingDir
-	}
+	t.SetCwd(meta.WorkingDir)
 	switch {
-	case died:
-		res.Suffix = suffixShellExited(meta.ExitCode, s.cwd)
-	case special:
+	case st.Died:
+		res.Suffix = suffixShellExited(meta.ExitCode, t.Cwd())
+	case st.Key:
 		res.Suffix = suffixCompletedKey(meta.ExitCode, c.Text)
-	case isSpecial(cmd):
+	case shell.IsKeyName(cmd):
 		res.Suffix = suffixCompletedKey(meta.ExitCode, cmd)
 	default:
 		res.Suffix = suffixCompleted(meta.ExitCode)
 	}
-	res.Content = s.finish(text, req, cmd)
-	s.view.observed++
-	s.view.reported = true
+	res.Content = r.finish(text, req, cmd)
+	r.view.observed++
+	r.view.reported = true
 	return res
 }
 
 // timedOut builds the observation of a command still running.
-func (s *Session) timedOut(p *process, c *Command, req Request, cmd, suffix string) Result {
-	text, truncated, lines := s.window(p, c, req.Hidden)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (r *Runner) timedOut(c *shell.Command, req Request, cmd, suffix string) Result {
+	text, truncated, lines := r.window(c, req.Hidden)
 	res := Result{Command: cmd, Metadata: unknownMetadata(), Suffix: suffix, Hidden: req.Hidden}
 	switch {
-	case s.view.observed > 0:
+	case r.view.observed > 0:
 		res.Prefix = prefixContinued
 	case truncated:
 		res.Prefix = prefixTruncated(lines)
 	}
-	res.Content = s.finish(text, req, cmd)
-	s.view.observed++
+	res.Content = r.finish(text, req, cmd)
+	r.view.observed++
 	return res
 }
 
 // refuse answers a new command sent while another one runs: it is not run;
 // the running command's new output is shown instead.
-func (s *Session) refuse(p *process, c *Command, cmd string, req Request) Result {
-	text, _, _ := s.window(p, c, req.Hidden)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (r *Runner) refuse(c *shell.Command, cmd string, req Request) Result {
+	text, _, _ := r.window(c, req.Hidden)
 	res := Result{Command: cmd, Metadata: unknownMetadata(), Suffix: suffixNotExecuted(cmd), Hidden: req.Hidden}
-	if s.view.observed > 0 {
+	if r.view.observed > 0 {
 		res.Prefix = prefixContinued
 	}
-	res.Content = s.finish(text, Request{Hidden: req.Hidden}, "")
-	s.view.observed++
+	res.Content = r.finish(text, Request{Hidden: req.Hidden}, "")
+	r.view.observed++
 	return res
 }

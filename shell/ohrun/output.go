@@ -1,7 +1,9 @@
-package shell
+package ohrun
 
 import (
 	"strings"
+
+	"github.com/actionserver/actionserver/shell"
 	"unicode"
 	"unicode/utf8"
 )
@@ -12,6 +14,7 @@ import (
 
 // view is the agent's position in the output of the last command.
 type view struct {
+	gen      int64  // the session's generation it belongs to (shell.Turn.Last)
 	off      int64  // finalized bytes already shown
 	live     string // the changeable tail as it was shown
 	observed int    // observations made of the command
@@ -22,42 +25,29 @@ type view struct {
 // agent's position to the end. Text beyond HistoryLines lines, or dropped
 // from the output buffer, is cut from the front; truncated reports that,
 // and lines how many lines are left.
-func (s *Session) window(p *process, c *Command, hidden bool) (text string, truncated bool, lines int) {
-	// Only this request moves the view, so it is read before p.mu is
-	// taken: the session's lock is never taken inside the process's.
-	s.mu.Lock()
-	v := s.view
-	s.mu.Unlock()
-	p.mu.Lock()
-	from := v.off
-	skipped := false
+func (r *Runner) window(c *shell.Command, hidden bool) (text string, truncated bool, lines int) {
+	v := r.view
+	keep := 0
 	if !hidden {
 		// Only the last HistoryLines lines can be shown: copy just those,
 		// not the whole output buffer. What was shown of the changeable
 		// text (v.live) is at the front and removed by afterShown, so keep
 		// that many lines more; when lines are skipped even so, the rest
 		// is cut to HistoryLines below, as it would be from the whole.
-		if ls := c.out.lineStart(s.opts.HistoryLines + strings.Count(v.live, "\n") + 2); ls > from {
-			from, skipped = ls, true
-		}
+		keep = r.opts.HistoryLines + strings.Count(v.live, "\n") + 2
 	}
-	fin, lost := c.out.ReadFrom(from, -1)
-	live := p.liveText(c)
-	end := c.out.total
-	p.mu.Unlock()
+	tail := c.Tail(v.off, keep)
 
-	cur := string(fin) + string(live)
+	cur := string(tail.Data) + tail.Live
 	text = cur
-	if !skipped {
+	if !tail.Skipped {
 		text = afterShown(cur, v.live)
 	}
-	s.mu.Lock()
-	s.view.off, s.view.live = end, string(live)
-	s.mu.Unlock()
+	r.view.off, r.view.live = tail.End, tail.Live
 
-	truncated = lost > 0 || skipped
+	truncated = tail.Lost > 0 || tail.Skipped
 	if !hidden {
-		text, truncated = lastLines(text, s.opts.HistoryLines, truncated)
+		text, truncated = lastLines(text, r.opts.HistoryLines, truncated)
 	}
 	if truncated {
 		lines = countLines(text)
@@ -104,7 +94,7 @@ func countLines(s string) int {
 // finish turns window text into observation content: lines right-trimmed
 // (as a terminal shows them), the whole trimmed, the echo of typed input
 // removed, and truncated unless hidden.
-func (s *Session) finish(text string, req Request, echo string) string {
+func (r *Runner) finish(text string, req Request, echo string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRightFunc(l, unicode.IsSpace)
@@ -115,7 +105,7 @@ func (s *Session) finish(text string, req Request, echo string) string {
 	}
 	out = strings.TrimRightFunc(out, unicode.IsSpace)
 	if !req.Hidden {
-		out = truncateMiddle(out, s.opts.MaxOutputChars)
+		out = truncateMiddle(out, r.opts.MaxOutputChars)
 	}
 	return out
 }

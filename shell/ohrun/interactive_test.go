@@ -1,4 +1,4 @@
-package shell
+package ohrun
 
 import (
 	"os/exec"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/shell"
 )
 
 // step is one request of an interactive exchange and what it must return.
@@ -122,7 +124,7 @@ func TestRun_CommandsThatReadTheirFollowingLines(t *testing.T) {
 					t.Skipf("%s is not installed", tc.needs)
 				}
 			}
-			s := newSession(t, func(o *Options) { o.NoChangeTimeout = quiet })
+			s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = quiet })
 			for i, st := range tc.steps {
 				req := Request{Command: st.command, IsInput: st.input}
 				if !st.waits {
@@ -156,34 +158,5 @@ func TestRun_CommandsThatReadTheirFollowingLines(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestExamineInput(t *testing.T) {
-	cases := []struct {
-		text       string
-		open       []heredocStop
-		incomplete bool
-	}{
-		{"echo hi", nil, false},
-		{"cat <<EOF\nx\nEOF", nil, false},
-		{"cat << EOF", []heredocStop{{word: "EOF"}}, false},
-		{"cat << EOF\nbody", []heredocStop{{word: "EOF"}}, false},
-		{"cat <<'E F'", []heredocStop{{word: "E F"}}, false},
-		{`cat <<"EOF"`, []heredocStop{{word: "EOF"}}, false},
-		{`cat <<\EOF`, []heredocStop{{word: "EOF"}}, false},
-		{"cat <<-EOF", []heredocStop{{word: "EOF", stripTabs: true}}, false},
-		{"cat <<A <<-B", []heredocStop{{word: "A"}, {word: "B", stripTabs: true}}, false},
-		{"cat <<A <<-B\nx\nA", []heredocStop{{word: "B", stripTabs: true}}, false},
-		{"cat <<EOF; cat <<X\nEOF", []heredocStop{{word: "X"}}, false},
-		{"cat <<EOF | tr a b", []heredocStop{{word: "EOF"}}, false},
-		{"echo 'open", nil, true},
-		{"if true; then cat <<EOF", nil, true},
-		{"cat <<EOF; echo 'open", nil, true},
-	}
-	for _, tc := range cases {
-		open, incomplete := examineInput(tc.text)
-		assert.Equal(t, tc.open, open, tc.text)
-		assert.Equal(t, tc.incomplete, incomplete, tc.text)
 	}
 }

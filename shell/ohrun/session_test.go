@@ -1,4 +1,4 @@
-package shell
+package ohrun
 
 import (
 	"context"
@@ -15,33 +15,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/shell"
 )
-
-// newSession starts a session in a fresh directory with a clean HOME, so a
-// developer's own ~/.bashrc cannot change results.
-func newSession(t *testing.T, mod func(*Options)) *Session {
-	t.Helper()
-	home := t.TempDir()
-	opts := Options{
-		Dir:             t.TempDir(),
-		Env:             []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8"},
-		NoChangeTimeout: 2 * time.Second,
-	}
-	if mod != nil {
-		mod(&opts)
-	}
-	s, err := Start(context.Background(), opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { closeSession(s) })
-	return s
-}
-
-// closeSession closes s, giving its processes a second to end.
-func closeSession(s *Session) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	s.Close(ctx)
-}
 
 func run(t *testing.T, s *Session, req Request) Result {
 	t.Helper()
@@ -134,7 +110,7 @@ func TestRun_StatePersistsBetweenCommands(t *testing.T) {
 }
 
 func TestRun_ShellSetup(t *testing.T) {
-	s := newSession(t, func(o *Options) {
+	s := newSession(t, func(o *shell.Options) {
 		home := strings.TrimPrefix(o.Env[1], "HOME=")
 		require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("export FROM_BASHRC=yes\n"), 0o644))
 	})
@@ -195,7 +171,7 @@ func TestRun_TerminalModeIsRestoredBeforeEachCommand(t *testing.T) {
 }
 
 func TestRun_NoChangeTimeout(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd("echo start; sleep 2; echo end"))
 	assert.False(t, res.Finished)
 	assert.Equal(t, -1, res.Metadata.ExitCode)
@@ -216,7 +192,7 @@ func TestRun_NoChangeTimeout(t *testing.T) {
 }
 
 func TestRun_HardTimeoutKeepsCommandRunning(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "for i in 1 2 3; do echo $i; sleep 1; done", Timeout: 500 * time.Millisecond})
 	assert.Equal(t, "1", res.Content)
 	assert.Equal(t, "", res.Prefix)
@@ -244,7 +220,7 @@ func TestRun_HardTimeoutKeepsCommandRunning(t *testing.T) {
 }
 
 func TestRun_ContinuationShowsOnlyNewOutput(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "for i in 1 2 3; do echo $i; sleep 0.6; done", Timeout: 300 * time.Millisecond})
 	assert.Equal(t, "1", res.Content)
 	seen := []string{res.Content}
@@ -258,7 +234,7 @@ func TestRun_ContinuationShowsOnlyNewOutput(t *testing.T) {
 }
 
 func TestRun_InteractiveInput(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd(`read -p "Enter name: " name && echo "Hello $name"`))
 	assert.Equal(t, "Enter name:", res.Content)
 	res = run(t, s, done("John", true))
@@ -284,7 +260,7 @@ func TestRun_InteractiveInput(t *testing.T) {
 }
 
 func TestRun_ControlKeys(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	run(t, s, cmd("cat"))
 	res := run(t, s, done("C-d", true))
 	assert.True(t, res.Finished)
@@ -324,7 +300,7 @@ func TestRun_NothingRunning(t *testing.T) {
 func TestRun_MultipleCommandsRejected(t *testing.T) {
 	s := newSession(t, nil)
 	_, err := s.Run(context.Background(), cmd("echo a\necho b"))
-	var multi *MultipleCommandsError
+	var multi *shell.MultipleCommandsError
 	require.ErrorAs(t, err, &multi)
 	assert.Equal(t, []string{"echo a", "echo b"}, multi.Commands)
 	assert.Equal(t, "a", run(t, s, cmd("echo a")).Content, "nothing was run")
@@ -357,7 +333,7 @@ func TestRun_MemoryBoundedForHugeOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prints 48 MB through a terminal")
 	}
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Minute })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Minute })
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -391,7 +367,7 @@ func TestRun_RestartsAfterShellDies(t *testing.T) {
 }
 
 func TestRun_OutputOfCommandFinishedUnwatchedIsNotLost(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "sleep 0.5; echo first", Timeout: 100 * time.Millisecond})
 	require.False(t, res.Finished)
 	time.Sleep(time.Second)
@@ -407,7 +383,7 @@ func TestRun_OutputOfCommandFinishedUnwatchedIsNotLost(t *testing.T) {
 }
 
 func TestRun_CanceledRequestLeavesCommandRunning(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, cmd("sleep 1; echo late"))
@@ -447,7 +423,7 @@ func TestRun_AsAnotherUser(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o777))
-	s := newSession(t, func(o *Options) {
+	s := newSession(t, func(o *shell.Options) {
 		o.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 		o.Dir = dir
 	})
@@ -458,27 +434,8 @@ func TestRun_AsAnotherUser(t *testing.T) {
 	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid)
 }
 
-func TestSweepStaleDirs_RemovesOnlyThoseOfDeadServers(t *testing.T) {
-	tmp := t.TempDir()
-	dead := exec.Command("true")
-	require.NoError(t, dead.Run())
-	stale := filepath.Join(tmp, dirPrefix+strconv.Itoa(dead.Process.Pid)+"-123")
-	live := filepath.Join(tmp, dirPrefix+strconv.Itoa(os.Getppid())+"-456")
-	old := filepath.Join(tmp, dirPrefix+"789") // named before pids were in names: left alone
-	for _, d := range []string{stale, live, old} {
-		require.NoError(t, os.Mkdir(d, 0o700))
-	}
-	sweepStaleDirs(tmp)
-	_, err := os.Stat(stale)
-	assert.ErrorIs(t, err, os.ErrNotExist)
-	for _, d := range []string{live, old} {
-		_, err := os.Stat(d)
-		assert.NoError(t, err, d)
-	}
-}
-
 func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	// A command that ignores Ctrl-C and ends a little later, as a loop
 	// does when the key reaches bash between two of its commands.
 	res := run(t, s, cmd(`bash -c 'trap "" INT; sleep 2; echo finished'`))
@@ -490,7 +447,7 @@ func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *tes
 }
 
 func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	// The first Ctrl-C is lost as if it reached an ended command's process
 	// group: the trap swallows it, and the loop goes on printing.
 	res := run(t, s, Request{Command: `bash -c 'trap "trap - INT" INT; while true; do echo tick; sleep 0.2; done'`, Timeout: time.Second})
@@ -501,7 +458,7 @@ func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
 }
 
 func TestRun_CtrlCIsSentAgainWhenAQuietLoopGoesOn(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	// Each pass of the loop is a new job. The first job swallows Ctrl-C and
 	// ends normally, as if the key had reached an ended job's process
 	// group: the loop goes on and prints nothing. Only the next job, in
@@ -516,7 +473,7 @@ func TestRun_CtrlCIsSentAgainWhenAQuietLoopGoesOn(t *testing.T) {
 }
 
 func TestRun_CtrlCIsNotRepeatedForAProgramThatHandlesIt(t *testing.T) {
-	s := newSession(t, func(o *Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
 	// A program that counts its Ctrl-Cs and goes on, as a REPL does: one
 	// key is one interrupt.
 	prog := "import time\nn = 0\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        n += 1\n        print('got', n, flush=True)\n"
