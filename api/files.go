@@ -87,26 +87,3 @@ const (
 	// body (Content-Encoding: gzip, no Range).
 	QueryGzip = "gzip"
 )
-
-// ErrorBody is the error envelope: Detail says what went wrong, for
-// people; Code, when present, says which error it is, for programs.
-type ErrorBody struct {
-	Detail string `json:"detail"`
-	Code   string `json:"code,omitempty"`
-}
-
-// Error codes of the envelope.
-const (
-	CodeInvalid          = "invalid"           // 400: a malformed request
-	CodePathEscapes      = "path_escapes"      // 400: a relative path leads out of the workspace
-	CodeNotFound         = "not_found"         // 404
-	CodePermission       = "permission_denied" // 403: the file system refused
-	CodeExists           = "exists"            // 409: the target exists
-	CodeConflict         = "conflict"          // 409: the request does not fit the state (busy, not empty)
-	CodeRangeUnsatisfied = "range_not_satisfiable"
-	CodeTooLarge         = "too_large" // 413
-	CodeNoSpace          = "no_space"  // 507: the disk is full
-	CodeLimit            = "limit"     // 429
-	CodeUnavailable      = "unavailable"
-	CodeInternal         = "internal" // 500
-)

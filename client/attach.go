@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/coder/websocket"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // Attach opens a websocket to a session's terminal. Binary messages from
@@ -17,7 +19,7 @@ func (c *Client) Attach(ctx context.Context, session string) (*websocket.Conn, e
 	u = "ws" + strings.TrimPrefix(u, "http")
 	h := http.Header{}
 	if c.apiKey != "" {
-		h.Set(APIKeyHeader, c.apiKey)
+		h.Set(api.HeaderAPIKey, c.apiKey)
 	}
 	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
 	if err != nil {

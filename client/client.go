@@ -11,15 +11,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 )
-
-// APIKeyHeader carries the session API key.
-const APIKeyHeader = "X-Session-API-Key"
 
 // Client talks to one action server. Its zero value is not usable; create
 // one with New. It is safe for concurrent use.
@@ -62,36 +60,61 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("action server: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Detail)
 }
 
-// Sentinel errors an Error matches with errors.Is, by status.
+// Sentinel errors an Error matches with errors.Is. The envelope's code
+// decides; an answer without one (an OpenHands route, or an older server)
+// is matched by its status, as the parenthesis says.
 var (
-	// ErrUnauthorized: the API key is missing or wrong (401, 403).
+	// ErrUnauthorized: the API key (or init token) is missing or wrong
+	// (401, 403).
 	ErrUnauthorized = errors.New("action server: invalid API key")
-	// ErrNotReady: the server is still starting (503).
+	// ErrNotReady: the server is still starting, not claimed yet, or
+	// shutting down (503).
 	ErrNotReady = errors.New("action server: not ready")
 	// ErrNotFound: no such route, session, command or file (404).
 	ErrNotFound = errors.New("action server: not found")
 	// ErrBusy: the session is running another command (409).
 	ErrBusy = errors.New("action server: busy")
+	// ErrExists: a session with this id, or a file at this path, exists.
+	// Only a server that sends codes tells it from ErrBusy.
+	ErrExists = errors.New("action server: exists")
 	// ErrBadRequest: the server refused the request as malformed or not
 	// allowed, such as deleting the default session (400).
 	ErrBadRequest = errors.New("action server: bad request")
 )
 
-// Is maps status codes to the sentinel errors.
-func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrUnauthorized:
-		return e.StatusCode == http.StatusForbidden || e.StatusCode == http.StatusUnauthorized
-	case ErrNotReady:
-		return e.StatusCode == http.StatusServiceUnavailable
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrBusy:
-		return e.StatusCode == http.StatusConflict
-	case ErrBadRequest:
-		return e.StatusCode == http.StatusBadRequest
+// sentinelCodes are the envelope codes each sentinel stands for, and
+// sentinelStatuses the statuses that stand for it when there is no code.
+var (
+	sentinelCodes = map[error][]string{
+		ErrUnauthorized: {api.CodeUnauthorized},
+		ErrNotReady:     {api.CodeUnavailable},
+		ErrNotFound:     {api.CodeNotFound},
+		ErrBusy:         {api.CodeBusy},
+		ErrExists:       {api.CodeExists},
+		ErrBadRequest:   {api.CodeInvalid, api.CodePathEscapes},
 	}
-	return false
+	sentinelStatuses = map[error][]int{
+		ErrUnauthorized: {http.StatusUnauthorized, http.StatusForbidden},
+		ErrNotReady:     {http.StatusServiceUnavailable},
+		ErrNotFound:     {http.StatusNotFound},
+		ErrBusy:         {http.StatusConflict},
+		ErrBadRequest:   {http.StatusBadRequest},
+	}
+)
+
+// Is matches the sentinel errors: by code when the answer has one, else
+// by status.
+func (e *Error) Is(target error) bool {
+	if e.Code != "" {
+		return slices.Contains(sentinelCodes[target], e.Code)
+	}
+	return slices.Contains(sentinelStatuses[target], e.StatusCode)
+}
+
+// Temporary reports whether the request may work if tried again: the
+// server is not ready, or failed on its side.
+func (e *Error) Temporary() bool {
+	return e.Code == api.CodeUnavailable || e.StatusCode == http.StatusServiceUnavailable || e.StatusCode >= 500
 }
 
 // newRequest builds a request to the server carrying the API key.
@@ -101,7 +124,7 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body io.Re
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	if c.apiKey != "" {
-		req.Header.Set(APIKeyHeader, c.apiKey)
+		req.Header.Set(api.HeaderAPIKey, c.apiKey)
 	}
 	return req, nil
 }
@@ -145,6 +168,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 }
 
 func responseError(status int, body []byte) error {
+	// Detail is raw: upstream's validation errors hold a list there.
 	var env struct {
 		Detail json.RawMessage `json:"detail"`
 		Code   string          `json:"code"`
@@ -153,7 +177,7 @@ func responseError(status int, body []byte) error {
 	if json.Unmarshal(body, &env) == nil {
 		e.Code = env.Code
 	}
-	if json.Unmarshal(body, &env) == nil && len(env.Detail) > 0 {
+	if len(env.Detail) > 0 {
 		var s string
 		if json.Unmarshal(env.Detail, &s) == nil {
 			e.Detail = s
@@ -265,7 +289,7 @@ type RunOptions struct {
 }
 
 // Run runs a shell command and returns its observation. A command the
-// server rejects (several commands at once) comes back as an *event.Error
+// server rejects (several commands at once) comes back as an *event.ErrorObservation
 // observation wrapped in an error of type *ObservationError.
 func (c *Client) Run(ctx context.Context, command string, opts RunOptions) (*event.CmdOutput, error) {
 	a := event.NewCmdRun(command)
@@ -289,7 +313,7 @@ func (c *Client) Run(ctx context.Context, command string, opts RunOptions) (*eve
 }
 
 // ObservationError wraps an observation of an unexpected type, usually an
-// *event.Error the agent would have been shown.
+// *event.ErrorObservation the agent would have been shown.
 type ObservationError struct {
 	Observation event.Observation
 }

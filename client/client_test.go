@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -15,11 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 )
 
-func TestError_MatchesSentinelByStatus(t *testing.T) {
-	// The server answers with the status the path names.
+func TestError_MatchesSentinelByCodeElseByStatus(t *testing.T) {
+	// The server answers with the status the path names, and the code
+	// the query names, if any.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, err := strconv.Atoi(r.URL.Path[1:])
 		if err != nil {
@@ -27,34 +30,70 @@ func TestError_MatchesSentinelByStatus(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		w.Write([]byte(`{"detail": "why"}`))
+		body, _ := json.Marshal(api.ErrorBody{Detail: "why", Code: r.URL.Query().Get("code")})
+		w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
 	c := New(srv.URL)
 
-	sentinels := []error{ErrUnauthorized, ErrNotReady, ErrNotFound, ErrBusy, ErrBadRequest}
+	sentinels := []error{ErrUnauthorized, ErrNotReady, ErrNotFound, ErrBusy, ErrExists, ErrBadRequest}
 	for _, tc := range []struct {
 		status int
+		code   string
 		want   error // nil: none of the sentinels
 	}{
-		{http.StatusBadRequest, ErrBadRequest},
-		{http.StatusUnauthorized, ErrUnauthorized},
-		{http.StatusForbidden, ErrUnauthorized},
-		{http.StatusNotFound, ErrNotFound},
-		{http.StatusConflict, ErrBusy},
-		{http.StatusServiceUnavailable, ErrNotReady},
-		{http.StatusUnprocessableEntity, nil},
-		{http.StatusInternalServerError, nil},
+		// Without a code (upstream's routes, an older server): the status.
+		{http.StatusBadRequest, "", ErrBadRequest},
+		{http.StatusUnauthorized, "", ErrUnauthorized},
+		{http.StatusForbidden, "", ErrUnauthorized},
+		{http.StatusNotFound, "", ErrNotFound},
+		{http.StatusConflict, "", ErrBusy},
+		{http.StatusServiceUnavailable, "", ErrNotReady},
+		{http.StatusUnprocessableEntity, "", nil},
+		{http.StatusInternalServerError, "", nil},
+		// With a code: the code, whatever the status.
+		{http.StatusConflict, api.CodeBusy, ErrBusy},
+		{http.StatusConflict, api.CodeExists, ErrExists},
+		{http.StatusConflict, api.CodeConflict, nil},
+		{http.StatusForbidden, api.CodeUnauthorized, ErrUnauthorized},
+		{http.StatusForbidden, api.CodeForbidden, nil},
+		{http.StatusForbidden, api.CodePermission, nil},
+		{http.StatusBadRequest, api.CodeInvalid, ErrBadRequest},
+		{http.StatusBadRequest, api.CodePathEscapes, ErrBadRequest},
+		{http.StatusUnprocessableEntity, api.CodeInvalid, ErrBadRequest},
+		{http.StatusNotFound, api.CodeNotFound, ErrNotFound},
+		{http.StatusServiceUnavailable, api.CodeUnavailable, ErrNotReady},
+		{http.StatusTooManyRequests, api.CodeLimit, nil},
 	} {
-		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
-			err := c.do(t.Context(), http.MethodGet, "/"+strconv.Itoa(tc.status), nil, nil)
+		t.Run(strconv.Itoa(tc.status)+" "+tc.code, func(t *testing.T) {
+			err := c.do(t.Context(), http.MethodGet, "/"+strconv.Itoa(tc.status)+"?code="+tc.code, nil, nil)
 			var apiErr *Error
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tc.status, apiErr.StatusCode)
+			assert.Equal(t, tc.code, apiErr.Code)
 			assert.Equal(t, "why", apiErr.Detail)
 			for _, s := range sentinels {
-				assert.Equal(t, s == tc.want, errors.Is(err, s), "errors.Is(%d, %v)", tc.status, s)
+				assert.Equal(t, s == tc.want, errors.Is(err, s), "errors.Is(%d %q, %v)", tc.status, tc.code, s)
 			}
+		})
+	}
+}
+
+func TestError_TemporaryOnlyForTheServersSide(t *testing.T) {
+	for _, tc := range []struct {
+		err  Error
+		want bool
+	}{
+		{Error{StatusCode: http.StatusServiceUnavailable}, true},
+		{Error{StatusCode: http.StatusServiceUnavailable, Code: api.CodeUnavailable}, true},
+		{Error{StatusCode: http.StatusInternalServerError, Code: api.CodeInternal}, true},
+		{Error{StatusCode: http.StatusBadGateway}, true},
+		{Error{StatusCode: http.StatusNotFound, Code: api.CodeNotFound}, false},
+		{Error{StatusCode: http.StatusConflict}, false},
+		{Error{StatusCode: http.StatusForbidden, Code: api.CodeUnauthorized}, false},
+	} {
+		t.Run(tc.err.Error()+" "+tc.err.Code, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.err.Temporary())
 		})
 	}
 }

@@ -59,7 +59,7 @@ type RawChunk struct {
 // bound, 1 MiB). No JSON is involved: it is the cheap way to follow bulk
 // output. Data is appended to buf, which may be nil.
 func (c *Client) OutputRaw(ctx context.Context, session string, id, offset int64, wait time.Duration, max int64, buf []byte) (*RawChunk, error) {
-	q := url.Values{"format": {"raw"}, "offset": {strconv.FormatInt(offset, 10)}, "wait": {strconv.FormatInt(wait.Milliseconds(), 10)}}
+	q := url.Values{api.QueryFormat: {api.FormatRaw}, "offset": {strconv.FormatInt(offset, 10)}, "wait": {strconv.FormatInt(wait.Milliseconds(), 10)}}
 	if max > 0 {
 		q.Set("max", strconv.FormatInt(max, 10))
 	}
@@ -78,22 +78,22 @@ func (c *Client) OutputRaw(ctx context.Context, session string, id, offset int64
 		return nil, responseError(resp.StatusCode, body)
 	}
 	h := resp.Header
-	ch := &RawChunk{Done: h.Get("X-Output-Done") == "true"}
+	ch := &RawChunk{Done: h.Get(api.HeaderDone) == "true"}
 	var errs []error
 	for _, f := range []struct {
 		name string
 		to   *int64
-	}{{"X-Output-Offset", &ch.Offset}, {"X-Output-Next-Offset", &ch.NextOffset}, {"X-Output-Lost", &ch.Lost}} {
+	}{{api.HeaderOffset, &ch.Offset}, {api.HeaderNext, &ch.NextOffset}, {api.HeaderLost, &ch.Lost}} {
 		n, err := strconv.ParseInt(h.Get(f.name), 10, 64)
 		errs = append(errs, err)
 		*f.to = n
 	}
-	if v := h.Get("X-Output-Exit-Code"); v != "" {
+	if v := h.Get(api.HeaderExitCode); v != "" {
 		code, err := strconv.Atoi(v)
 		errs = append(errs, err)
 		ch.ExitCode = &code
 	}
-	if v := h.Get("X-Output-Tail"); v != "" {
+	if v := h.Get(api.HeaderTail); v != "" {
 		tail, err := strconv.Unquote(v)
 		errs = append(errs, err)
 		ch.Tail = tail

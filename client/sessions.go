@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultSession is the session that serves "run" actions.
-const DefaultSession = "default"
+const DefaultSession = api.DefaultSession
 
 func sessionPath(id string, rest ...string) string {
 	p := "/sessions/" + url.PathEscape(id)
@@ -82,19 +82,16 @@ func (c *Client) Command(ctx context.Context, session string, id int64) (*api.Co
 }
 
 // Output reads a command's output from offset, waiting up to wait for some
-// when there is none yet.
+// when there is none yet. It reads the raw form (see OutputRaw): decoding
+// output as JSON cost more CPU than the server spent producing it, and the
+// raw form's offsets count the very bytes Data holds.
 func (c *Client) Output(ctx context.Context, session string, id, offset int64, wait time.Duration) (*api.OutputChunk, error) {
-	q := url.Values{"offset": {strconv.FormatInt(offset, 10)}, "wait": {strconv.FormatInt(wait.Milliseconds(), 10)}}
-	var raw json.RawMessage
-	path := sessionPath(session, "commands", strconv.FormatInt(id, 10), "output") + "?" + q.Encode()
-	if err := c.do(ctx, http.MethodGet, path, nil, &raw); err != nil {
+	raw, err := c.OutputRaw(ctx, session, id, offset, wait, 0, nil)
+	if err != nil {
 		return nil, err
 	}
-	ch, err := decodeOutputChunk(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: decode response: %w", http.MethodGet, path, err)
-	}
-	return &ch, nil
+	return &api.OutputChunk{Offset: raw.Offset, NextOffset: raw.NextOffset, Lost: raw.Lost, Data: string(raw.Data),
+		Tail: raw.Tail, Done: raw.Done, ExitCode: raw.ExitCode}, nil
 }
 
 // SendInput types text into the running command, followed by Enter when

@@ -68,7 +68,7 @@ func (c *Client) Stream(ctx context.Context, session string, id int64, o StreamO
 				return
 			}
 			var apiErr *Error
-			if errors.As(err, &apiErr) && apiErr.StatusCode != http.StatusServiceUnavailable && apiErr.StatusCode < 500 {
+			if errors.As(err, &apiErr) && !apiErr.Temporary() {
 				send(StreamEvent{Kind: "exit", Offset: off, Err: err})
 				return
 			}
@@ -136,8 +136,8 @@ func decodeEvent(kind string, data []byte, off int64) (StreamEvent, error) {
 	ev := StreamEvent{Kind: kind, Offset: off}
 	switch kind {
 	case api.EventOutput:
-		d, err := decodeOutputEvent(data)
-		if err != nil {
+		var d api.OutputEvent
+		if err := json.Unmarshal(data, &d); err != nil {
 			return ev, fmt.Errorf("decode output event: %w", err)
 		}
 		ev.Offset, ev.Data = d.Offset, d.Data

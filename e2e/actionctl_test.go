@@ -137,6 +137,7 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 		{"signal, nothing running", []string{"signal", "--session", "j", "SIGINT"}, 1, func(t *testing.T, doc map[string]any) {
 			assert.Contains(t, doc["error"], "no command is running")
 			assert.EqualValues(t, 409, doc["status"])
+			assert.Equal(t, "conflict", doc["code"])
 		}},
 		{"write", []string{"write", file, "content"}, 0, func(t *testing.T, doc map[string]any) {
 			assert.Equal(t, "write", doc["observation"])
@@ -174,6 +175,7 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 		{"ipython", []string{"ipython", "print(1)"}, 1, func(t *testing.T, doc map[string]any) {
 			assert.Contains(t, doc["error"], "JupyterRequirement not found")
 			assert.EqualValues(t, 500, doc["status"])
+			assert.NotContains(t, doc, "code", "an OpenHands route sends no code")
 		}},
 		{"attach", []string{"attach"}, 2, func(t *testing.T, doc map[string]any) {
 			assert.Contains(t, doc["error"], "interactive")
@@ -202,6 +204,7 @@ func TestActionctl_JSONOnEveryCommand(t *testing.T) {
 	r = ctl("session", "rm", "j")
 	assert.Equal(t, 1, r.code)
 	assert.EqualValues(t, 404, oneJSON(t, r)["status"])
+	assert.Equal(t, "not_found", oneJSON(t, r)["code"])
 
 	// exec --follow: JSON lines of output, then the exit event.
 	r = ctl("exec", "--follow", "echo one; echo two; (exit 4)")

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
 )
@@ -195,17 +196,17 @@ func TestAPIKey(t *testing.T) {
 		for _, withKey := range []bool{false, true} {
 			req, err := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(`{"action": {"action": "run", "args": {"command": "true"}}}`))
 			require.NoError(t, err)
-			want, detail := http.StatusForbidden, "Invalid API Key"
+			want, detail, code := http.StatusForbidden, "Invalid API Key", api.CodeUnauthorized
 			if withKey {
-				req.Header.Set(client.APIKeyHeader, key)
-				want, detail = http.StatusNotFound, "Not Found"
+				req.Header.Set(api.HeaderAPIKey, key)
+				want, detail, code = http.StatusNotFound, "Not Found", api.CodeNotFound
 			}
 			resp, err := noRedirect.Do(req)
 			require.NoError(t, err)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			assert.Equal(t, want, resp.StatusCode, "%s %s with key: %v", tc.method, tc.path, withKey)
-			assert.JSONEq(t, `{"detail": "`+detail+`"}`, string(body), "%s %s with key: %v", tc.method, tc.path, withKey)
+			assert.JSONEq(t, refusal(tc.path, detail, code), string(body), "%s %s with key: %v", tc.method, tc.path, withKey)
 		}
 	}
 

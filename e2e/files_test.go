@@ -43,7 +43,7 @@ func TestFiles_WriteReadThroughTheShellsDirectory(t *testing.T) {
 
 	obs, err = s.Client.Execute(ctx, event.NewFileRead("nope.txt"))
 	require.NoError(t, err)
-	require.IsType(t, &event.Error{}, obs)
+	require.IsType(t, &event.ErrorObservation{}, obs)
 	missing := filepath.Join(s.WorkDir, "sub", "nope.txt")
 	assert.Equal(t, fmt.Sprintf("File not found: %s. Your current working directory is %s.", missing, filepath.Join(s.WorkDir, "sub")), obs.Text())
 
@@ -54,7 +54,7 @@ func TestFiles_WriteReadThroughTheShellsDirectory(t *testing.T) {
 		a.ImplSource = impl
 		obs, err = s.Client.Execute(ctx, a)
 		require.NoError(t, err)
-		assert.Equal(t, &event.Error{Content: "ERROR_BINARY_FILE"}, obs, impl)
+		assert.Equal(t, &event.ErrorObservation{Content: "ERROR_BINARY_FILE"}, obs, impl)
 	}
 
 	// oh_aci reads are editor views; their errors are content, not error

@@ -140,7 +140,7 @@ func lateBinding(t *testing.T, fromFile bool) {
 		assert.NoFileExists(t, tokenFile, "the token file is removed once read, as asked")
 	}
 
-	code, body := get(s.URL+"/sessions", map[string]string{client.APIKeyHeader: key1})
+	code, body := get(s.URL+"/sessions", map[string]string{api.HeaderAPIKey: key1})
 	assert.Equal(t, http.StatusServiceUnavailable, code, "nothing but the probes before the claim: %s", body)
 	code, _ = get(s.URL+"/alive", nil)
 	assert.Equal(t, http.StatusServiceUnavailable, code, "no action can run before the claim")
@@ -199,7 +199,7 @@ func TestMetrics_ScrapedFromTheBinary(t *testing.T) {
 	require.NoError(t, err)
 	code, _ := get(s.URL+"/metrics", nil)
 	assert.Equal(t, http.StatusForbidden, code, "behind the key")
-	code, body := get(s.URL+"/metrics", map[string]string{client.APIKeyHeader: key})
+	code, body := get(s.URL+"/metrics", map[string]string{api.HeaderAPIKey: key})
 	require.Equal(t, http.StatusOK, code, body)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 )
 
@@ -28,7 +29,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 	s := startServer(t, startOpts{apiKey: key})
 	req, err := http.NewRequest(http.MethodGet, s.URL+"/openapi.json", nil)
 	require.NoError(t, err)
-	req.Header.Set(client.APIKeyHeader, key)
+	req.Header.Set(api.HeaderAPIKey, key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var spec struct {
@@ -51,7 +52,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 				require.NoError(t, err)
 				req.Header.Set("Content-Type", "application/json")
 				if header != "" {
-					req.Header.Set(client.APIKeyHeader, header)
+					req.Header.Set(api.HeaderAPIKey, header)
 				}
 				resp, err := http.DefaultClient.Do(req)
 				require.NoError(t, err, "%s %s", method, path)
@@ -63,7 +64,7 @@ func TestAPIKey_EveryRouteInTheSpecRefusesWithoutIt(t *testing.T) {
 				}
 				assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s with key %q", method, path, header)
 				if method != "head" { // an answer to HEAD has no body
-					assert.JSONEq(t, `{"detail": "Invalid API Key"}`, string(body), "%s %s", method, path)
+					assert.JSONEq(t, refusal(path, "Invalid API Key", api.CodeUnauthorized), string(body), "%s %s", method, path)
 				}
 				walked++
 			}
@@ -177,7 +178,7 @@ func (h hostileRequest) send(t *testing.T, s *server) (int, http.Header, string)
 	if h.host != "" {
 		req.Host = h.host
 	}
-	for k, v := range map[string]string{"Origin": h.origin, "Content-Type": h.contentType, client.APIKeyHeader: h.key} {
+	for k, v := range map[string]string{"Origin": h.origin, "Content-Type": h.contentType, api.HeaderAPIKey: h.key} {
 		if v != "" {
 			req.Header.Set(k, v)
 		}
@@ -299,7 +300,7 @@ func TestAPIKey_RefusedRequestsLearnNoRoutes(t *testing.T) {
 	for _, path := range []string{"/sessions/default", "/execute_action", "/mcp/sse"} {
 		status, header, body := hostileRequest{method: http.MethodPut, path: path}.send(t, s)
 		assert.Equal(t, http.StatusForbidden, status, path)
-		assert.JSONEq(t, `{"detail": "Invalid API Key"}`, body, path)
+		assert.JSONEq(t, refusal(path, "Invalid API Key", api.CodeUnauthorized), body, path)
 		assert.Empty(t, header.Values("Allow"), "%s: no route is revealed", path)
 	}
 	status, header, _ := hostileRequest{method: http.MethodPut, path: "/sessions/default", key: key}.send(t, s)
@@ -502,4 +503,23 @@ func TestAPIKey_TheAgentOfAServerOfItsOwnUIDCannotReadIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^`+uid+`(\n|$)`, obs.Content, "the agent runs as the server's uid")
 	assert.NotRegexp(t, `/proc/\d+/environ`, obs.Content, "no process of the agent's uid shows the key")
+}
+
+// refusal is the body of a refused request: upstream's {"detail"} on the
+// OpenHands routes, with the machine-readable code beside it on the native
+// ones.
+func refusal(path, detail, code string) string {
+	native := path == "/sessions" || path == "/watch" || path == "/claim"
+	for _, prefix := range []string{"/sessions/", "/files/"} {
+		native = native || strings.HasPrefix(path, prefix)
+	}
+	b := api.ErrorBody{Detail: detail}
+	if native {
+		b.Code = code
+	}
+	out, err := json.Marshal(b)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
 }

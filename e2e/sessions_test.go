@@ -94,6 +94,11 @@ func TestSessions_SignalKeepsSessionAndCwd(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Client.StartCommand(ctx, "w", "echo busy")
 	assert.ErrorIs(t, err, client.ErrBusy)
+	assert.NotErrorIs(t, err, client.ErrExists)
+	// The same status, another error: the code tells them apart.
+	_, err = s.Client.CreateSession(ctx, api.CreateSessionRequest{ID: "w"})
+	assert.ErrorIs(t, err, client.ErrExists)
+	assert.NotErrorIs(t, err, client.ErrBusy)
 
 	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, s.Client.Signal(ctx, "w", "SIGTERM"))

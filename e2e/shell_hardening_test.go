@@ -91,7 +91,7 @@ func TestShellStart_HangingRcFileFailsTheActionClearly(t *testing.T) {
 
 			obs, err := s.Client.Execute(ctx, event.NewCmdRun("echo up"))
 			require.NoError(t, err)
-			require.IsType(t, &event.Error{}, obs, "%#v", obs)
+			require.IsType(t, &event.ErrorObservation{}, obs, "%#v", obs)
 			assert.Contains(t, obs.Text(), "start-up files")
 			assert.Contains(t, obs.Text(), "~/.bashrc")
 			assert.Contains(t, obs.Text(), "waiting for a lock", "what bash printed is shown")

@@ -43,7 +43,7 @@ func TestEncodeObservation_Golden(t *testing.T) {
 		{"write", &FileWriteResult{Path: "/workspace/a.txt"}},
 		{"edit", &FileEditResult{Content: "File created successfully at: /w/a", Path: "/w/a",
 			NewContent: StrPtr("x <b> & y"), Diff: StrPtr("--- /w/a\n+++ /w/a")}},
-		{"error", &Error{Content: "Browser functionality is not supported or disabled."}},
+		{"error", &ErrorObservation{Content: "Browser functionality is not supported or disabled."}},
 		{"browse", &BrowserOutput{Content: "[Current URL: http://x/]\n", URL: "http://x/", TriggerByAction: "browse",
 			LastBrowserAction: `goto("http://x/")`, ActivePageIndex: 0, OpenPagesURLs: []string{"http://x/"}}},
 		{"download", &FileDownload{Content: "done", FilePath: "/workspace/file_0.pdf"}},
@@ -78,7 +78,7 @@ func TestEncodeObservation_OnlyDocumentedExtras(t *testing.T) {
 		ObsDownload: {"file_path"},
 	}
 	for _, o := range []Observation{&CmdOutput{}, &IPythonOutput{}, &FileReadResult{}, &FileWriteResult{},
-		&FileEditResult{}, &Error{}, &BrowserOutput{}, &FileDownload{}} {
+		&FileEditResult{}, &ErrorObservation{}, &BrowserOutput{}, &FileDownload{}} {
 		b, err := EncodeObservation(o)
 		require.NoError(t, err)
 		var env map[string]json.RawMessage

@@ -20,7 +20,7 @@ const (
 
 // Observation is the result of one action. Its dynamic type is one of
 // *CmdOutput, *IPythonOutput, *FileReadResult, *FileWriteResult,
-// *FileEditResult, *Error, *BrowserOutput or *FileDownload.
+// *FileEditResult, *ErrorObservation, *BrowserOutput or *FileDownload.
 type Observation interface {
 	// Type returns the observation type string.
 	Type() string
@@ -87,8 +87,9 @@ type FileEditResult struct {
 	Diff       *string
 }
 
-// Error is the "error" observation: a failure the agent can act on.
-type Error struct {
+// ErrorObservation is the "error" observation (upstream's ErrorObservation):
+// a failure the agent can act on.
+type ErrorObservation struct {
 	Content string
 	ErrorID string
 }
@@ -136,7 +137,7 @@ func (*FileWriteResult) Type() string { return ObsWrite }
 func (*FileEditResult) Type() string { return ObsEdit }
 
 // Type implements Observation.
-func (*Error) Type() string { return ObsError }
+func (*ErrorObservation) Type() string { return ObsError }
 
 // Type implements Observation.
 func (*BrowserOutput) Type() string { return ObsBrowse }
@@ -162,7 +163,7 @@ func (o *FileWriteResult) Message() string { return fmt.Sprintf("I wrote to the 
 func (o *FileEditResult) Message() string { return fmt.Sprintf("I edited the file %s.", o.Path) }
 
 // Message implements Observation.
-func (o *Error) Message() string { return o.Content }
+func (o *ErrorObservation) Message() string { return o.Content }
 
 // Message implements Observation.
 func (o *BrowserOutput) Message() string { return "Visited " + o.URL }
@@ -188,7 +189,7 @@ func (o *FileWriteResult) Text() string { return o.Content }
 func (o *FileEditResult) Text() string { return o.Content }
 
 // Text implements Observation.
-func (o *Error) Text() string { return o.Content }
+func (o *ErrorObservation) Text() string { return o.Content }
 
 // Text implements Observation.
 func (o *BrowserOutput) Text() string { return o.Content }
@@ -279,7 +280,7 @@ func extras(o Observation) (any, *bool, error) {
 	case *FileEditResult:
 		return editExtras{Path: v.Path, PrevExist: v.PrevExist, OldContent: v.OldContent,
 			NewContent: v.NewContent, ImplSource: orDefault(v.ImplSource, ImplOHACI), Diff: v.Diff}, nil, nil
-	case *Error:
+	case *ErrorObservation:
 		return errorExtras{v.ErrorID}, nil, nil
 	case *BrowserOutput:
 		return browseExtras{
@@ -370,7 +371,7 @@ func DecodeObservation(data []byte) (Observation, error) {
 		if err := into(&ex); err != nil {
 			return nil, err
 		}
-		return &Error{Content: w.Content, ErrorID: ex.ErrorID}, nil
+		return &ErrorObservation{Content: w.Content, ErrorID: ex.ErrorID}, nil
 	case ObsBrowse:
 		ex := browseExtras{ActivePageIndex: -1}
 		if err := into(&ex); err != nil {

@@ -33,7 +33,7 @@ func (e *Executor) browse(ctx context.Context, a event.Action) (event.Observatio
 			// Enabled but unusable (no Chromium, failed start): say why.
 			e.log.Warn("browser unavailable", "error", err)
 		}
-		return &event.Error{Content: browser.UnavailableMessage}, nil
+		return &event.ErrorObservation{Content: browser.UnavailableMessage}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func TestExecute_StaticCommandRunsInFreshShell(t *testing.T) {
 func TestExecute_RejectedCommands(t *testing.T) {
 	e := newExecutor(t)
 	obs := execute(t, e, runAction("ls\npwd", nil))
-	require.IsType(t, &event.Error{}, obs)
+	require.IsType(t, &event.ErrorObservation{}, obs)
 	assert.Contains(t, obs.Text(), "ERROR: Cannot execute multiple commands at once.")
 
 	// The host adds "hidden" to whatever a hidden action returns, which
@@ -162,7 +162,7 @@ func TestStart_DefaultShellFailure(t *testing.T) {
 	assert.Contains(t, err.Error(), "start default shell")
 
 	obs := execute(t, e, runAction("true", nil))
-	assert.IsType(t, &event.Error{}, obs, "no shell, no run: the agent is told why")
+	assert.IsType(t, &event.ErrorObservation{}, obs, "no shell, no run: the agent is told why")
 	assert.Contains(t, obs.Text(), "/nonexistent/bash")
 	_, err = New(context.Background(), Options{WorkDir: t.TempDir(), Shell: shell.Options{Bash: "/nonexistent/bash"}})
 	assert.Error(t, err, "New reports the failure")
@@ -238,7 +238,7 @@ func TestRun_HangingStartupIsAnErrorObservationAndRetried(t *testing.T) {
 		if hidden {
 			assert.IsType(t, &event.CmdOutput{}, obs, "the host needs a run observation for hidden actions")
 		} else {
-			assert.IsType(t, &event.Error{}, obs)
+			assert.IsType(t, &event.ErrorObservation{}, obs)
 		}
 	}
 

@@ -36,7 +36,7 @@ func (e *Executor) readAs(ctx context.Context, a *event.FileRead, cwd string) (e
 	// none of the agent's files, so only absolute paths are checked here;
 	// files.Read still refuses relative binaries with the same message.
 	if filepath.IsAbs(a.Path) && files.IsBinary(a.Path) {
-		return &event.Error{Content: files.BinaryFileMessage}, nil
+		return &event.ErrorObservation{Content: files.BinaryFileMessage}, nil
 	}
 	if a.ImplSource == event.ImplOHACI {
 		res, err := e.editor.Do(ctx, files.EditRequest{Command: files.CmdView, Path: a.Path, ViewRange: a.ViewRange})
@@ -48,7 +48,7 @@ func (e *Executor) readAs(ctx context.Context, a *event.FileRead, cwd string) (e
 	}
 	content, err := files.Read(ctx, cwd, a.Path, a.Start, a.End)
 	if fe, ok := files.IsError(err); ok {
-		return &event.Error{Content: fe.Msg}, nil
+		return &event.ErrorObservation{Content: fe.Msg}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", a.Path, err)
@@ -64,7 +64,7 @@ func (e *Executor) write(ctx context.Context, a *event.FileWrite) (event.Observa
 		return files.Write(ctx, cwd, a.Path, a.Content, a.Start, a.End, e.fileOwner())
 	})
 	if fe, ok := files.IsError(err); ok {
-		return &event.Error{Content: fe.Msg}, nil
+		return &event.ErrorObservation{Content: fe.Msg}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", a.Path, err)

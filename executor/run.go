@@ -70,7 +70,7 @@ func (e *Executor) runFailed(a *event.CmdRun, err error) (event.Observation, err
 		return &event.CmdOutput{Content: err.Error(), Command: a.Command,
 			Metadata: event.DefaultCmdMetadata(), Hidden: true}, nil
 	}
-	return &event.Error{Content: err.Error()}, nil
+	return &event.ErrorObservation{Content: err.Error()}, nil
 }
 
 func cmdOutput(r ohrun.Result) *event.CmdOutput {

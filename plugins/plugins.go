@@ -52,10 +52,6 @@ type Env struct {
 	WorkDir string
 	// Environ is the base environment of plugin processes.
 	Environ []string
-	// ServerURL and ServerToken are how code inside the sandbox reaches
-	// the action server (the token goes in X-Session-API-Key; empty when
-	// the server has no key).
-	ServerURL, ServerToken string
 	// Logger receives diagnostics; never nil once passed to Start.
 	Logger *slog.Logger
 }

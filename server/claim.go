@@ -51,12 +51,12 @@ const (
 // claim delivers the session key, environment and working directory.
 func (s *Server) claim(c *gin.Context) {
 	if s.opts.InitToken == "" {
-		detail(c, http.StatusNotFound, lateBindingOff)
+		detail(c, http.StatusNotFound, api.CodeNotFound, lateBindingOff)
 		return
 	}
 	got, ok := strings.CutPrefix(c.GetHeader(initTokenHeader), initTokenScheme)
 	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.InitToken)) != 1 {
-		detail(c, http.StatusForbidden, invalidInitToken)
+		detail(c, http.StatusForbidden, api.CodeUnauthorized, invalidInitToken)
 		return
 	}
 	var req api.ClaimRequest
@@ -64,7 +64,7 @@ func (s *Server) claim(c *gin.Context) {
 		return
 	}
 	if req.APIKey == "" {
-		detail(c, http.StatusBadRequest, claimNeedsKey)
+		detail(c, http.StatusBadRequest, api.CodeInvalid, claimNeedsKey)
 		return
 	}
 	e := s.executor(c)

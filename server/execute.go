@@ -10,6 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/actionserver/actionserver/api"
+
 	"github.com/actionserver/actionserver/event"
 )
 
@@ -34,7 +36,7 @@ func (s *Server) executeAction(c *gin.Context) {
 	if err != nil {
 		// Upstream answers every action it cannot run with this 500,
 		// and hosts key their error handling on it.
-		detail(c, http.StatusInternalServerError, "Internal server error: "+describeJSON(err))
+		detail(c, http.StatusInternalServerError, api.CodeInternal, "Internal server error: "+describeJSON(err))
 		return
 	}
 	c.Set(actionTypeKey, action.Type())
@@ -46,12 +48,12 @@ func (s *Server) executeAction(c *gin.Context) {
 			c.Abort()
 			return
 		}
-		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
+		detail(c, http.StatusInternalServerError, api.CodeInternal, "Internal server error: "+err.Error())
 		return
 	}
 	out, err := event.EncodeObservation(obs)
 	if err != nil {
-		detail(c, http.StatusInternalServerError, "Internal server error: "+err.Error())
+		detail(c, http.StatusInternalServerError, api.CodeInternal, "Internal server error: "+err.Error())
 		return
 	}
 	c.Data(http.StatusOK, "application/json", out)
@@ -64,10 +66,10 @@ func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			detail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body exceeds %d bytes", tooBig.Limit))
+			detail(c, http.StatusRequestEntityTooLarge, api.CodeTooLarge, fmt.Sprintf("Request body exceeds %d bytes", tooBig.Limit))
 			return nil, false
 		}
-		detail(c, http.StatusBadRequest, "Could not read request body: "+err.Error())
+		detail(c, http.StatusBadRequest, api.CodeInvalid, "Could not read request body: "+err.Error())
 		return nil, false
 	}
 	return body, true

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // uploadField is the multipart field that carries an upload, as the host
@@ -119,7 +121,7 @@ func (s *Server) downloadFiles(c *gin.Context) {
 	}
 	d, err := e.PrepareDownload(path)
 	if err != nil {
-		detail(c, http.StatusInternalServerError, upstreamText(err))
+		detail(c, http.StatusInternalServerError, api.CodeInternal, upstreamText(err))
 		return
 	}
 	h := c.Writer.Header()
@@ -153,7 +155,7 @@ func (s *Server) listFiles(c *gin.Context) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		// Upstream fails here with its generic 500; the host always
 		// sends an object, so the client's mistake is said as one.
-		detail(c, http.StatusBadRequest, `the body must be a JSON object with an optional string "path": `+describeJSON(err))
+		detail(c, http.StatusBadRequest, api.CodeInvalid, `the body must be a JSON object with an optional string "path": `+describeJSON(err))
 		return
 	}
 	c.JSON(http.StatusOK, e.ListFiles(req.Path))
@@ -170,13 +172,13 @@ func (s *Server) watch(c *gin.Context) {
 	}
 	dir := c.Query("path")
 	if dir == "" {
-		detail(c, http.StatusBadRequest, "path is required")
+		detail(c, http.StatusBadRequest, api.CodeInvalid, "path is required")
 		return
 	}
 	recursive := false
 	if v, ok := c.GetQuery("recursive"); ok {
 		if recursive, ok = parseBool(v); !ok {
-			detail(c, http.StatusBadRequest, "recursive must be true or false")
+			detail(c, http.StatusBadRequest, api.CodeInvalid, "recursive must be true or false")
 			return
 		}
 	}

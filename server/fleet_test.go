@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/shell"
 )
@@ -152,7 +153,7 @@ func TestClaim_DeliversKeyEnvAndDirThenRotates(t *testing.T) {
 	const key1, key2 = "first-key-abc", "second-key-def"
 	s, url, logs := fleetServer(t, Options{InitToken: token}, true)
 	bearer := map[string]string{"Authorization": "Bearer " + token}
-	withKey := func(k string) map[string]string { return map[string]string{APIKeyHeader: k} }
+	withKey := func(k string) map[string]string { return map[string]string{api.HeaderAPIKey: k} }
 
 	// Unclaimed: only the probes and the report answer.
 	code, body := call(t, http.MethodPost, url+"/execute_action", runBody("true"), nil)
@@ -235,7 +236,7 @@ func TestClaim_NotFoundWithoutLateBinding(t *testing.T) {
 	_, url, _ := fleetServer(t, Options{APIKey: "k"}, true)
 	code, _ := call(t, http.MethodPost, url+"/claim", `{"api_key": "x"}`, nil)
 	assert.Equal(t, http.StatusForbidden, code, "keyed like any other route")
-	code, body := call(t, http.MethodPost, url+"/claim", `{"api_key": "x"}`, map[string]string{APIKeyHeader: "k"})
+	code, body := call(t, http.MethodPost, url+"/claim", `{"api_key": "x"}`, map[string]string{api.HeaderAPIKey: "k"})
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, body, "Late binding is not enabled")
 }
@@ -282,7 +283,7 @@ next:
 func TestMetrics_ScrapedAndParsed(t *testing.T) {
 	const key = "metrics-key"
 	_, url, _ := fleetServer(t, Options{APIKey: key}, true)
-	auth := map[string]string{APIKeyHeader: key}
+	auth := map[string]string{api.HeaderAPIKey: key}
 	code, body := call(t, http.MethodPost, url+"/sessions", `{"id": "m1"}`, auth)
 	require.Equal(t, http.StatusCreated, code, body)
 	code, body = call(t, http.MethodPost, url+"/execute_action", runBody("seq 1 50000 | tail -1"), auth)
@@ -338,13 +339,13 @@ func TestMetrics_OpenByOptionAndOwnRegistryPerServer(t *testing.T) {
 // rotates the key it started with (a resumed sandbox gets a new one).
 func TestClaim_RotatesTheKeyItStartedWith(t *testing.T) {
 	_, url, _ := fleetServer(t, Options{APIKey: "start-key", InitToken: "tok"}, true)
-	code, _ := call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "start-key"})
+	code, _ := call(t, http.MethodGet, url+"/sessions", "", map[string]string{api.HeaderAPIKey: "start-key"})
 	require.Equal(t, http.StatusOK, code, "claimed from the start")
 	code, body := call(t, http.MethodPost, url+"/claim", `{"api_key": "resumed-key"}`, map[string]string{"Authorization": "Bearer tok"})
 	require.Equal(t, http.StatusOK, code, body)
 	assert.JSONEq(t, `{"rotated": true}`, body)
-	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "start-key"})
+	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{api.HeaderAPIKey: "start-key"})
 	assert.Equal(t, http.StatusForbidden, code)
-	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{APIKeyHeader: "resumed-key"})
+	code, _ = call(t, http.MethodGet, url+"/sessions", "", map[string]string{api.HeaderAPIKey: "resumed-key"})
 	assert.Equal(t, http.StatusOK, code)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,41 +39,9 @@ func (s *Server) fsRoutes(r *gin.Engine) {
 	}))
 }
 
-// codeOf names an executor error for programs.
-func codeOf(err error) string {
-	switch {
-	case errors.Is(err, executor.ErrPathEscapes):
-		return api.CodePathEscapes
-	case errors.Is(err, executor.ErrPathExists):
-		return api.CodeExists
-	}
-	switch executor.KindOf(err) {
-	case executor.KindInvalid:
-		return api.CodeInvalid
-	case executor.KindNotFound:
-		return api.CodeNotFound
-	case executor.KindConflict:
-		return api.CodeConflict
-	case executor.KindLimit:
-		return api.CodeLimit
-	case executor.KindUnavailable:
-		return api.CodeUnavailable
-	case executor.KindNoSpace:
-		return api.CodeNoSpace
-	case executor.KindPermission:
-		return api.CodePermission
-	}
-	return api.CodeInternal
-}
-
-// failCoded answers an executor error with its status, text and code.
-func failCoded(c *gin.Context, err error) {
-	c.AbortWithStatusJSON(statusOf(err), api.ErrorBody{Detail: err.Error(), Code: codeOf(err)})
-}
-
 // badRequest answers a malformed request with the coded envelope.
 func badRequest(c *gin.Context, format string, args ...any) {
-	c.AbortWithStatusJSON(http.StatusBadRequest, api.ErrorBody{Detail: fmt.Sprintf(format, args...), Code: api.CodeInvalid})
+	detail(c, http.StatusBadRequest, api.CodeInvalid, fmt.Sprintf(format, args...))
 }
 
 // pathQuery returns the required "path" query parameter.
@@ -121,7 +88,7 @@ func (s *Server) readFile(c *gin.Context) {
 	}
 	f, info, err := e.OpenFile(p)
 	if err != nil {
-		failCoded(c, err)
+		fail(c, err)
 		return
 	}
 	defer f.Close()
@@ -234,7 +201,7 @@ func (s *Server) writeFile(c *gin.Context) {
 		if executor.KindOf(err) == executor.KindInternal {
 			s.log.Warn("file write failed", "path", p, "error", err)
 		}
-		failCoded(c, err)
+		fail(c, err)
 		return
 	}
 	s.log.Debug("file written", "path", p, "bytes", out.Bytes, "duration", time.Since(start))
@@ -252,7 +219,7 @@ func (s *Server) statFile(c *gin.Context) {
 	}
 	info, err := e.StatFile(p)
 	if err != nil {
-		failCoded(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, info)
@@ -267,7 +234,7 @@ func (s *Server) listDir(c *gin.Context) {
 	p := c.DefaultQuery("path", ".")
 	list, err := e.ListDir(p)
 	if err != nil {
-		failCoded(c, err)
+		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, list)
@@ -292,8 +259,8 @@ func entryOp[R any](s *Server, do func(e *executor.Executor, req R) error) gin.H
 // okOrFail answers {"ok": true} or the coded error.
 func okOrFail(c *gin.Context, err error) {
 	if err != nil {
-		failCoded(c, err)
+		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"ok": true})
+	c.JSON(http.StatusOK, api.OK{OK: true})
 }

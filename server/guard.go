@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // The guard refuses, before anything is routed, what a web page could
@@ -46,25 +48,25 @@ func (s *Server) guard(c *gin.Context) {
 	h.Del("Allow")
 
 	if msg := s.refuseHost(c.Request); msg != "" {
-		detail(c, http.StatusForbidden, msg)
+		detail(c, http.StatusForbidden, api.CodeForbidden, msg)
 		return
 	}
 	if msg := s.refuseOrigin(c.Request); msg != "" {
-		detail(c, http.StatusForbidden, msg)
+		detail(c, http.StatusForbidden, api.CodeForbidden, msg)
 		return
 	}
 	if !s.claimed(c.Request.URL.Path) {
-		detail(c, http.StatusServiceUnavailable, notClaimed)
+		detail(c, http.StatusServiceUnavailable, api.CodeUnavailable, notClaimed)
 		return
 	}
 	if !s.keyAccepted(c) {
-		detail(c, http.StatusForbidden, "Invalid API Key")
+		detail(c, http.StatusForbidden, api.CodeUnauthorized, "Invalid API Key")
 		return
 	}
 	// A path no route serves answers 404 or 405 whatever its body.
 	if c.FullPath() != "" {
 		if msg := refuseContentType(c.Request); msg != "" {
-			detail(c, http.StatusUnsupportedMediaType, msg)
+			detail(c, http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, msg)
 			return
 		}
 	}
@@ -87,7 +89,7 @@ func (s *Server) keyAccepted(c *gin.Context) bool {
 	if mcpPaths[path] {
 		return s.mcpKeyValid(c)
 	}
-	got := c.GetHeader(APIKeyHeader)
+	got := c.GetHeader(api.HeaderAPIKey)
 	return subtle.ConstantTimeCompare([]byte(got), []byte(key)) == 1
 }
 

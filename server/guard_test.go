@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // guarded serves a Server that is not ready: a request the guard lets
@@ -105,7 +107,7 @@ func TestGuard_WithAKeyAnyHostIsAnswered(t *testing.T) {
 	const key = "k"
 	url := guarded(t, Options{APIKey: key})
 	tc := guardCase{name: "service name", headers: map[string]string{
-		"Host": "runtime.example:8000", APIKeyHeader: key, "Content-Type": "application/json"},
+		"Host": "runtime.example:8000", api.HeaderAPIKey: key, "Content-Type": "application/json"},
 		body: "{}", status: 503, detail: notReady}
 	tc.run(t, url)
 	tc = guardCase{name: "service name, no key", headers: map[string]string{"Host": "runtime.example:8000"},
@@ -120,7 +122,7 @@ func TestGuard_ForeignOriginsAreRefusedWithOrWithoutAKey(t *testing.T) {
 		h := func(origin string) map[string]string {
 			m := map[string]string{"Origin": origin, "Content-Type": "application/json"}
 			if key != "" {
-				m[APIKeyHeader] = key
+				m[api.HeaderAPIKey] = key
 			}
 			return m
 		}
@@ -134,7 +136,7 @@ func TestGuard_ForeignOriginsAreRefusedWithOrWithoutAKey(t *testing.T) {
 			{name: "same name, another port", headers: h("http://127.0.0.1:1"), body: "{}", status: 403, detail: "Cross-origin request refused"},
 			{name: "null", headers: h("null"), body: "{}", status: 403, detail: `Origin \"null\"`},
 			{name: "a websocket from another site", method: "GET", path: "/sessions/default/attach",
-				headers: map[string]string{"Origin": "http://attacker.example", APIKeyHeader: key, "Connection": "Upgrade",
+				headers: map[string]string{"Origin": "http://attacker.example", api.HeaderAPIKey: key, "Connection": "Upgrade",
 					"Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
 				status: 403, detail: "Cross-origin"},
 		} {
@@ -191,7 +193,7 @@ func TestGuard_RefusedRequestsLearnNoRoutes(t *testing.T) {
 		{name: "no key", method: "PUT", path: "/sessions/default", status: 403, detail: "Invalid API Key"},
 		{name: "no key on an MCP route", method: "PUT", path: "/mcp/sse", status: 403, detail: "Invalid API Key"},
 		{name: "a foreign origin", method: "PUT", path: "/sessions/default",
-			headers: map[string]string{APIKeyHeader: key, "Origin": "http://attacker.example"}, status: 403, detail: "Cross-origin"},
+			headers: map[string]string{api.HeaderAPIKey: key, "Origin": "http://attacker.example"}, status: 403, detail: "Cross-origin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := tc.run(t, url)
@@ -200,7 +202,7 @@ func TestGuard_RefusedRequestsLearnNoRoutes(t *testing.T) {
 	}
 	// With the key, the 405 says what the route takes, as it should.
 	resp := guardCase{name: "key", method: "PUT", path: "/sessions/default",
-		headers: map[string]string{APIKeyHeader: key}, status: 405, detail: "Method Not Allowed"}.run(t, url)
+		headers: map[string]string{api.HeaderAPIKey: key}, status: 405, detail: "Method Not Allowed"}.run(t, url)
 	assert.Equal(t, "GET, DELETE", resp.Header.Get("Allow"))
 }
 
@@ -215,5 +217,53 @@ func TestNormalizeOrigin(t *testing.T) {
 		"null":                     "null",
 	} {
 		assert.Equal(t, want, NormalizeOrigin(in), in)
+	}
+}
+
+// TestGuard_NativeRefusalsCarryACode checks the envelope of the guard's
+// refusals: with a code on a native route, exactly upstream's body on an
+// OpenHands route.
+func TestGuard_NativeRefusalsCarryACode(t *testing.T) {
+	url := guarded(t, Options{APIKey: "k"})
+	key := map[string]string{api.HeaderAPIKey: "k"}
+	tests := []struct {
+		name, method, path, body string
+		headers                  map[string]string
+		status                   int
+		want                     string
+	}{
+		{"native, no key", "GET", "/sessions", "", nil, 403, `{"detail":"Invalid API Key","code":"unauthorized"}`},
+		{"OpenHands, no key", "POST", "/execute_action", "", nil, 403, `{"detail":"Invalid API Key"}`},
+		{"native, foreign origin", "GET", "/files/stat?path=/", "", map[string]string{api.HeaderAPIKey: "k", "Origin": "https://evil.example"},
+			403, `"code":"forbidden"}`},
+		{"native, body not JSON", "POST", "/sessions", "x", map[string]string{api.HeaderAPIKey: "k", "Content-Type": "text/plain"},
+			415, `"code":"unsupported_media_type"}`},
+		{"native, not ready", "GET", "/sessions", "", key, 503, `{"detail":"Server is not ready","code":"unavailable"}`},
+		{"OpenHands, not ready", "POST", "/list_files", "{}", map[string]string{api.HeaderAPIKey: "k", "Content-Type": "application/json"},
+			503, `{"detail":"Server is not ready"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			}
+			req, err := http.NewRequest(tt.method, url+tt.path, body)
+			require.NoError(t, err)
+			for k, v := range tt.headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, resp.StatusCode)
+			if strings.HasPrefix(tt.want, "{") {
+				assert.Equal(t, tt.want, string(got))
+			} else {
+				assert.True(t, strings.HasSuffix(string(got), tt.want), "%s", got)
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 func (s *Server) alive(c *gin.Context) {
 	if _, claimed := s.keys.load(); !claimed {
 		// Late binding: no action can run before the claim.
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})
+		c.JSON(http.StatusServiceUnavailable, api.Status{Status: "not initialized"})
 		return
 	}
 	if s.exec.Load() == nil {
@@ -36,10 +36,10 @@ func (s *Server) alive(c *gin.Context) {
 		}
 	}
 	if s.exec.Load() == nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "not initialized"})
+		c.JSON(http.StatusServiceUnavailable, api.Status{Status: "not initialized"})
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	c.JSON(http.StatusOK, api.Status{Status: "ok"})
 }
 
 // aliveHold is how long /alive waits for readiness before it answers 503;

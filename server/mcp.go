@@ -11,6 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/actionserver/actionserver/api"
+
 	"github.com/actionserver/actionserver/executor"
 )
 
@@ -38,12 +40,12 @@ func (s *Server) updateMCPServer(c *gin.Context) {
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
 	if err != nil {
-		detail(c, http.StatusBadRequest, "Request must be a list of MCP tools to sync")
+		detail(c, http.StatusBadRequest, api.CodeInvalid, "Request must be a list of MCP tools to sync")
 		return
 	}
 	servers, err := executor.ParseMCPServers(body)
 	if errors.Is(err, executor.ErrMCPNotList) {
-		detail(c, http.StatusBadRequest, "Request must be a list of MCP tools to sync")
+		detail(c, http.StatusBadRequest, api.CodeInvalid, "Request must be a list of MCP tools to sync")
 		return
 	}
 	if err != nil {
@@ -51,7 +53,7 @@ func (s *Server) updateMCPServer(c *gin.Context) {
 		// catch-all turns into the generic 500; the host only logs a
 		// failed update, whatever its status, so the client's mistake is
 		// said as one, and which entry it is.
-		detail(c, http.StatusBadRequest, describeJSON(err))
+		detail(c, http.StatusBadRequest, api.CodeInvalid, describeJSON(err))
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), mcpUpdateTimeout)
@@ -75,7 +77,7 @@ func (s *Server) mcpProxy(c *gin.Context) {
 	}
 	h := e.MCPHandler()
 	if h == nil {
-		detail(c, http.StatusNotFound, "Not Found")
+		detail(c, http.StatusNotFound, api.CodeNotFound, "Not Found")
 		return
 	}
 	h.ServeHTTP(c.Writer, c.Request)
@@ -86,7 +88,7 @@ func (s *Server) mcpProxy(c *gin.Context) {
 // three. A request with none is refused as the other routes refuse it.
 func (s *Server) mcpAuth(c *gin.Context) {
 	if !s.mcpKeyValid(c) {
-		detail(c, http.StatusForbidden, "Invalid API Key")
+		detail(c, http.StatusForbidden, api.CodeUnauthorized, "Invalid API Key")
 		return
 	}
 	c.Next()
@@ -103,7 +105,7 @@ func (s *Server) mcpKeyValid(c *gin.Context) bool {
 	for _, got := range []string{
 		bearer(c.GetHeader("Authorization")),
 		c.GetHeader("s"),
-		c.GetHeader(APIKeyHeader),
+		c.GetHeader(api.HeaderAPIKey),
 	} {
 		if got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
 			return true

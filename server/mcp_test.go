@@ -171,7 +171,7 @@ func TestMCP_AcceptsTheKeyInAnyOfTheHostsHeaders(t *testing.T) {
 	status, body := post(t, url+"/update_mcp_server", "["+everythingJSON(t, "everything")+"]", nil)
 	require.Equal(t, http.StatusForbidden, status, "the update route keeps the usual check")
 	assert.JSONEq(t, `{"detail": "Invalid API Key"}`, body)
-	status, body = post(t, url+"/update_mcp_server", "["+everythingJSON(t, "everything")+"]", map[string]string{APIKeyHeader: key})
+	status, body = post(t, url+"/update_mcp_server", "["+everythingJSON(t, "everything")+"]", map[string]string{api.HeaderAPIKey: key})
 	require.Equal(t, http.StatusOK, status, body)
 
 	tests := []struct {
@@ -181,10 +181,10 @@ func TestMCP_AcceptsTheKeyInAnyOfTheHostsHeaders(t *testing.T) {
 	}{
 		{"bearer", map[string]string{"Authorization": "Bearer " + key}, true},
 		{"s", map[string]string{"s": key}, true},
-		{"X-Session-API-Key", map[string]string{APIKeyHeader: key}, true},
-		{"all three, as the host sends them", map[string]string{"Authorization": "Bearer " + key, "s": key, APIKeyHeader: key}, true},
+		{"X-Session-API-Key", map[string]string{api.HeaderAPIKey: key}, true},
+		{"all three, as the host sends them", map[string]string{"Authorization": "Bearer " + key, "s": key, api.HeaderAPIKey: key}, true},
 		{"none", nil, false},
-		{"a wrong key", map[string]string{"Authorization": "Bearer nope", "s": "nope", APIKeyHeader: "nope"}, false},
+		{"a wrong key", map[string]string{"Authorization": "Bearer nope", "s": "nope", api.HeaderAPIKey: "nope"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-)
 
-// APIKeyHeader carries the session API key.
-const APIKeyHeader = "X-Session-API-Key"
+	"github.com/actionserver/actionserver/api"
+)
 
 // openPaths answer without the key: the host's readiness probe, the
 // resource report and the orchestrator's probes.
@@ -27,7 +26,7 @@ func (s *Server) recover(c *gin.Context) {
 				panic(r) // a deliberate cut of a started response
 			}
 			s.log.Error("handler panic", "path", c.Request.URL.Path, "panic", r)
-			detail(c, http.StatusInternalServerError, unexpectedError)
+			detail(c, http.StatusInternalServerError, api.CodeInternal, unexpectedError)
 		}
 	}()
 	c.Next()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // TestOpenAPI_MatchesRouter fails when gin serves a route the description
@@ -18,7 +20,7 @@ func TestOpenAPI_MatchesRouter(t *testing.T) {
 		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
-	require.NoError(t, json.Unmarshal(OpenAPISpec, &spec))
+	require.NoError(t, json.Unmarshal(api.OpenAPI, &spec))
 	assert.Equal(t, "3.1.0", spec.OpenAPI)
 
 	var documented []string
@@ -43,7 +45,7 @@ func TestOpenAPI_MatchesRouter(t *testing.T) {
 // TestOpenAPI_IsValidJSONWithRefsThatResolve catches typos in $ref.
 func TestOpenAPI_RefsResolve(t *testing.T) {
 	var doc map[string]any
-	require.NoError(t, json.Unmarshal(OpenAPISpec, &doc))
+	require.NoError(t, json.Unmarshal(api.OpenAPI, &doc))
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {

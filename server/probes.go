@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/actionserver/actionserver/api"
 )
 
 // The orchestrator's probes, beside OpenHands' /alive (which holds a probe
@@ -27,16 +29,16 @@ const (
 	readyzPath = "/readyz"
 )
 
-func (s *Server) livez(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+func (s *Server) livez(c *gin.Context) { c.JSON(http.StatusOK, api.Status{Status: "ok"}) }
 
 func (s *Server) readyz(c *gin.Context) {
 	switch {
 	case s.draining.Load():
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
+		c.JSON(http.StatusServiceUnavailable, api.Status{Status: "draining"})
 	case s.exec.Load() == nil:
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting"})
+		c.JSON(http.StatusServiceUnavailable, api.Status{Status: "starting"})
 	default:
-		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+		c.JSON(http.StatusOK, api.Status{Status: "ok"})
 	}
 }
 
@@ -60,7 +62,7 @@ func (s *Server) drainGate(c *gin.Context) {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	if s.draining.Load() {
-		detail(c, http.StatusServiceUnavailable, shuttingDown)
+		detail(c, http.StatusServiceUnavailable, api.CodeUnavailable, shuttingDown)
 		return
 	}
 	c.Next()

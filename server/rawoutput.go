@@ -26,16 +26,6 @@ import (
 
 const gatherFor = 10 * time.Millisecond
 
-// Headers of a raw output answer; each mirrors a field of api.OutputChunk.
-const (
-	headerOffset     = "X-Output-Offset"
-	headerNextOffset = "X-Output-Next-Offset"
-	headerLost       = "X-Output-Lost"
-	headerDone       = "X-Output-Done"
-	headerExitCode   = "X-Output-Exit-Code"
-	headerTail       = "X-Output-Tail" // quoted, as strconv.Quote does
-)
-
 // gather waits gatherFor (or until until, if sooner) for more output to
 // join an answer, unless cmd already has max bytes after off or is done.
 // It does not wake at each new piece of output: a reader woken at every
@@ -56,15 +46,15 @@ func gather(ctx context.Context, cmd *executor.Command, off, max int64, until ti
 // writeRawChunk answers an output read with format=raw.
 func writeRawChunk(c *gin.Context, ch api.OutputChunk) {
 	h := c.Writer.Header()
-	h.Set(headerOffset, strconv.FormatInt(ch.Offset, 10))
-	h.Set(headerNextOffset, strconv.FormatInt(ch.NextOffset, 10))
-	h.Set(headerLost, strconv.FormatInt(ch.Lost, 10))
-	h.Set(headerDone, strconv.FormatBool(ch.Done))
+	h.Set(api.HeaderOffset, strconv.FormatInt(ch.Offset, 10))
+	h.Set(api.HeaderNext, strconv.FormatInt(ch.NextOffset, 10))
+	h.Set(api.HeaderLost, strconv.FormatInt(ch.Lost, 10))
+	h.Set(api.HeaderDone, strconv.FormatBool(ch.Done))
 	if ch.Tail != "" {
-		h.Set(headerTail, strconv.QuoteToASCII(ch.Tail))
+		h.Set(api.HeaderTail, strconv.QuoteToASCII(ch.Tail))
 	}
 	if ch.ExitCode != nil {
-		h.Set(headerExitCode, strconv.Itoa(*ch.ExitCode))
+		h.Set(api.HeaderExitCode, strconv.Itoa(*ch.ExitCode))
 	}
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Length", strconv.Itoa(len(ch.Data)))

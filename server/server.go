@@ -133,8 +133,10 @@ func (s *Server) routes() *gin.Engine {
 	if s.trim != nil {
 		r.Use(s.trim.middleware)
 	}
-	r.NoRoute(func(c *gin.Context) { detail(c, http.StatusNotFound, "Not Found") })
-	r.NoMethod(func(c *gin.Context) { detail(c, http.StatusMethodNotAllowed, "Method Not Allowed") })
+	r.NoRoute(func(c *gin.Context) { detail(c, http.StatusNotFound, api.CodeNotFound, "Not Found") })
+	r.NoMethod(func(c *gin.Context) {
+		detail(c, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "Method Not Allowed")
+	})
 
 	r.GET("/alive", s.alive)
 	r.GET(livezPath, s.livez)
@@ -171,7 +173,7 @@ func (s *Server) routes() *gin.Engine {
 func (s *Server) executor(c *gin.Context) *executor.Executor {
 	e := s.exec.Load()
 	if e == nil {
-		detail(c, http.StatusServiceUnavailable, "Server is not ready")
+		detail(c, http.StatusServiceUnavailable, api.CodeUnavailable, "Server is not ready")
 	}
 	return e
 }

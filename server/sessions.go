@@ -62,7 +62,7 @@ func (s *Server) deleteSession(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"id": id, "deleted": true})
+	c.JSON(http.StatusOK, api.SessionDeleted{ID: id, Deleted: true})
 }
 
 func (s *Server) startCommand(c *gin.Context) {
@@ -108,7 +108,7 @@ func (s *Server) readOutput(c *gin.Context) {
 	wait, err2 := queryInt(c, "wait", 0)
 	max, err3 := queryInt(c, "max", executor.MaxOutputChunk)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		detail(c, http.StatusBadRequest, err.Error())
+		detail(c, http.StatusBadRequest, api.CodeInvalid, err.Error())
 		return
 	}
 	// Capped before it becomes a Duration, which a huge number overflows.
@@ -125,7 +125,7 @@ func (s *Server) readOutput(c *gin.Context) {
 		gather(ctx, cmd, off, max, until)
 		ch = cmd.Read(off, int(max))
 	}
-	if c.Query("format") == "raw" {
+	if c.Query(api.QueryFormat) == api.FormatRaw {
 		writeRawChunk(c, ch)
 		return
 	}
@@ -148,7 +148,7 @@ func (s *Server) sendInput(c *gin.Context) {
 	case req.Text != nil && req.Key == "":
 		err = sess.Input(*req.Text, req.Enter == nil || *req.Enter)
 	default:
-		detail(c, http.StatusBadRequest, `send either "text" (with optional "enter") or "key"`)
+		detail(c, http.StatusBadRequest, api.CodeInvalid, `send either "text" (with optional "enter") or "key"`)
 		return
 	}
 	controlResult(c, err)
@@ -187,7 +187,7 @@ func controlResult(c *gin.Context, err error) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"ok": true})
+	c.JSON(http.StatusOK, api.OK{OK: true})
 }
 
 // session finds the :id session or answers why there is none: 404 for an
@@ -197,8 +197,7 @@ func (s *Server) session(c *gin.Context) (*executor.Session, bool) {
 	if e == nil {
 		return nil, false
 	}
-	id := c.Param("id")
-	sess, err := e.Session(c.Request.Context(), id)
+	sess, err := e.Session(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return nil, false
@@ -214,12 +213,12 @@ func (s *Server) command(c *gin.Context) (*executor.Command, bool) {
 	}
 	cid, err := strconv.ParseInt(c.Param("cid"), 10, 64)
 	if err != nil {
-		detail(c, http.StatusBadRequest, "command id must be an integer")
+		detail(c, http.StatusBadRequest, api.CodeInvalid, "command id must be an integer")
 		return nil, false
 	}
 	cmd, ok := sess.Command(cid)
 	if !ok {
-		detail(c, http.StatusNotFound, "command "+c.Param("cid")+" not found in session "+sess.ID())
+		detail(c, http.StatusNotFound, api.CodeNotFound, "command "+c.Param("cid")+" not found in session "+sess.ID())
 		return nil, false
 	}
 	return cmd, true

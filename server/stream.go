@@ -38,14 +38,14 @@ func (s *Server) streamOutput(c *gin.Context) {
 	if v := c.GetHeader("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			detail(c, http.StatusBadRequest, "Last-Event-ID must be an output offset")
+			detail(c, http.StatusBadRequest, api.CodeInvalid, "Last-Event-ID must be an output offset")
 			return
 		}
 		off = n
 	} else if v := c.Query("offset"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			detail(c, http.StatusBadRequest, "offset must be a non-negative integer")
+			detail(c, http.StatusBadRequest, api.CodeInvalid, "offset must be a non-negative integer")
 			return
 		}
 		off = n

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -92,6 +93,44 @@ func invalid(c *gin.Context, kind string, loc []any, msg string) {
 	c.AbortWithStatusJSON(http.StatusUnprocessableEntity, gin.H{"detail": []gin.H{{
 		"type": kind, "loc": append([]any{"body"}, loc...), "msg": msg,
 	}}})
+}
+
+// typeText words a value of the wrong JSON type as pydantic, which
+// validates upstream's requests, does: its error type and message, in the
+// terms of JSON, never the Go type the server decodes into.
+func typeText(t reflect.Type) (kind, msg string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string_type", "Input should be a valid string"
+	case reflect.Bool:
+		return "bool_type", "Input should be a valid boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "int_type", "Input should be a valid integer"
+	case reflect.Float32, reflect.Float64:
+		return "float_type", "Input should be a valid number"
+	case reflect.Slice, reflect.Array:
+		return "list_type", "Input should be a valid list"
+	case reflect.Map, reflect.Struct:
+		return "dict_type", "Input should be a valid dictionary"
+	}
+	return "value_error", "Input has the wrong type"
+}
+
+// fieldLoc turns encoding/json's dotted field path into the location's
+// parts, as pydantic lists them.
+func fieldLoc(field string) []any {
+	if field == "" {
+		return nil
+	}
+	var loc []any
+	for _, p := range strings.Split(field, ".") {
+		loc = append(loc, p)
+	}
+	return loc
 }
 
 // osError turns a file system error on path into the OSError subclass

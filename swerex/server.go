@@ -180,7 +180,8 @@ func (s *Server) decode(c *gin.Context, v any) bool {
 	if err := json.Unmarshal(trimmed, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			invalid(c, "type_error", []any{typeErr.Field}, fmt.Sprintf("Input should be of type %s", typeErr.Type))
+			kind, msg := typeText(typeErr.Type)
+			invalid(c, kind, fieldLoc(typeErr.Field), msg)
 			return false
 		}
 		invalid(c, "value_error", nil, "Invalid request body")

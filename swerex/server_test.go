@@ -3,6 +3,7 @@ package swerex
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -275,4 +276,37 @@ func TestUpload_RefusesAnArchiveThatLeavesItsTarget(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "no target_path: %v", r.body)
 	r = ts.do(http.MethodPost, "/upload", []byte("{}"), nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, r.status, "not a form: %v", r.body)
+}
+
+// TestBadInput_WrongTypesAreSaidInJSONTerms: a value of the wrong JSON
+// type is reported as pydantic reports it, never with the Go type the
+// server decodes into.
+func TestBadInput_WrongTypesAreSaidInJSONTerms(t *testing.T) {
+	ts := newTestServer(t, nil)
+	cases := []struct {
+		name, path, body string
+		want             map[string]any
+	}{
+		{"a number for a string", "/run_in_session", `{"command": 5, "session": "default"}`,
+			map[string]any{"type": "string_type", "loc": []any{"body", "command"}, "msg": "Input should be a valid string"}},
+		{"a string for a number", "/run_in_session", `{"command": "true", "timeout": "soon"}`,
+			map[string]any{"type": "float_type", "loc": []any{"body", "timeout"}, "msg": "Input should be a valid number"}},
+		{"a string for a list", "/run_in_session", `{"command": "true", "expect": "x"}`,
+			map[string]any{"type": "list_type", "loc": []any{"body", "expect"}, "msg": "Input should be a valid list"}},
+		{"a fraction for an integer", "/run_in_session", `{"action_type": "bash_interrupt", "n_retry": 1.5}`,
+			map[string]any{"type": "int_type", "loc": []any{"body", "n_retry"}, "msg": "Input should be a valid integer"}},
+		{"a number in a list of strings", "/execute", `{"command": ["ls", 1]}`,
+			map[string]any{"type": "string_type", "loc": []any{"body", "command"}, "msg": "Input should be a valid string or a non-empty list of strings"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ts.do(http.MethodPost, tc.path, []byte(tc.body), nil)
+			require.Equal(t, http.StatusUnprocessableEntity, r.status, "%v", r.body)
+			detail, ok := r.body["detail"].([]any)
+			require.True(t, ok, "%v", r.body)
+			require.Len(t, detail, 1)
+			assert.Equal(t, tc.want, detail[0])
+			assert.NotContains(t, fmt.Sprint(r.body), "Go ")
+		})
+	}
 }

@@ -188,7 +188,7 @@ func run(args []string) int {
 	// shows their states.
 	if set != nil {
 		srv.ShowStarting(func() []api.PluginStatus { return executor.PluginStatuses(set) })
-		if err := startPlugins(ctx, set, sb.pluginEnv(localURL(ln.Addr()), apiKey, log), log); err != nil {
+		if err := startPlugins(ctx, set, sb.pluginEnv(log), log); err != nil {
 			log.Error("start-up failed", "error", err)
 			shutdown(httpSrv, exec, log)
 			return 1
@@ -345,11 +345,11 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 }
 
 // pluginEnv is what the plugins start with.
-func (sb *sandbox) pluginEnv(serverURL, apiKey string, log *slog.Logger) plugins.Env {
+func (sb *sandbox) pluginEnv(log *slog.Logger) plugins.Env {
 	u := sb.user
 	return plugins.Env{
 		Username: u.Name, UID: u.UID, GID: u.GID, Home: u.Home, Credential: u.Credential,
-		WorkDir: sb.workDir, Environ: sb.env, ServerURL: serverURL, ServerToken: apiKey, Logger: log,
+		WorkDir: sb.workDir, Environ: sb.env, Logger: log,
 	}
 }
 

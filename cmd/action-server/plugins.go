@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"time"
@@ -98,10 +97,4 @@ func startPlugins(ctx context.Context, set *plugins.Set, env plugins.Env, log *s
 	}
 	log.Info("plugins ready", "took", time.Since(start))
 	return nil
-}
-
-// localURL is how processes in the sandbox reach the server on addr.
-func localURL(addr net.Addr) string {
-	port := addr.(*net.TCPAddr).Port
-	return "http://127.0.0.1:" + strconv.Itoa(port)
 }

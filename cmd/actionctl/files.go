@@ -214,7 +214,7 @@ standard error and exits 1.`,
 // quiet prints nothing on success (write answers with no content).
 func (a *app) printFileObs(obs event.Observation, quiet bool) error {
 	if a.json {
-		if _, ok := obs.(*event.Error); ok || strings.HasPrefix(obs.Text(), editorError) {
+		if _, ok := obs.(*event.ErrorObservation); ok || strings.HasPrefix(obs.Text(), editorError) {
 			a.code = exitError
 		}
 		return a.printJSON(obs)

@@ -82,23 +82,25 @@ func exitCodeOf(err error) int {
 var errInterrupted = errors.New("interrupted")
 
 // printError reports a failed command. With --json it goes to standard
-// output as {"error": ..., "status": N}, so that what a script reads there
-// is JSON whether the command worked or not; status is the server's HTTP
-// status, 0 when there was no answer.
+// output as {"error": ..., "status": N, "code": C}, so that what a script
+// reads there is JSON whether the command worked or not; status is the
+// server's HTTP status, 0 when there was no answer, and code the error's
+// machine-readable code, when the server sent one.
 func (a *app) printError(err error) {
 	if !a.json {
 		fmt.Fprintln(a.stderr, "actionctl:", err)
 		return
 	}
-	status := 0
+	status, code := 0, ""
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
-		status = apiErr.StatusCode
+		status, code = apiErr.StatusCode, apiErr.Code
 	}
 	b, jerr := json.Marshal(struct {
 		Error  string `json:"error"`
 		Status int    `json:"status"`
-	}{err.Error(), status})
+		Code   string `json:"code,omitempty"`
+	}{err.Error(), status, code})
 	if jerr != nil {
 		fmt.Fprintln(a.stderr, "actionctl:", err)
 		return
@@ -129,7 +131,8 @@ these; with --json its output tells them apart.
 With --json, every command prints exactly one JSON document on standard
 output: its result (the server's answer, or {"ok": true} for commands
 that have nothing else to say), or, when it fails, {"error": "...",
-"status": N} where N is the server's HTTP status (0 when there was none).
+"status": N, "code": "..."} where N is the server's HTTP status (0 when
+there was none) and code the error's code, when the server sent one.
 The streams are JSON lines instead: one object per event for watch and
 exec --follow, the last one being the result or the error. attach is
 interactive and refuses --json; help, completion and --version ignore it.`,

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 )
 
@@ -178,7 +179,7 @@ func (t *mcpTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+t.key)
 		r.Header.Set("s", t.key)
-		r.Header.Set(client.APIKeyHeader, t.key)
+		r.Header.Set(api.HeaderAPIKey, t.key)
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err == nil && resp.StatusCode >= 400 {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/internal/mcptest"
 	"github.com/actionserver/actionserver/server"
@@ -40,7 +41,7 @@ func TestMCP_ToolsAndCall(t *testing.T) {
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPost, hs.URL+"/update_mcp_server", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set(server.APIKeyHeader, key)
+	req.Header.Set(api.HeaderAPIKey, key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +28,7 @@ func (a *app) followRaw(ctx context.Context, cl *client.Client, session string, 
 				return ctx.Err()
 			}
 			var apiErr *client.Error
-			if errors.As(err, &apiErr) && apiErr.StatusCode != http.StatusServiceUnavailable && apiErr.StatusCode < 500 {
+			if errors.As(err, &apiErr) && !apiErr.Temporary() {
 				return err
 			}
 			fmt.Fprintf(a.stderr, "actionctl: connection lost (%v); resuming at byte %d\n", err, off)

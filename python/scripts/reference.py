@@ -49,7 +49,8 @@ def render() -> str:
                 out.append(f"- `{name}{signature(fn)}`: {doc(fn)}")
     out += ["", "### Errors", ""]
     for cls in (actionserver.ActionServerError, actionserver.AuthError, actionserver.NotFoundError,
-                actionserver.ConflictError, actionserver.BadRequestError, actionserver.FilePermissionError,
+                actionserver.ConflictError, actionserver.BusyError, actionserver.ExistsError,
+                actionserver.BadRequestError, actionserver.FilePermissionError,
                 actionserver.TimeoutError, actionserver.ServerError, actionserver.NotReadyError,
                 actionserver.NoSpaceError, actionserver.ConnectionLostError):
         base = cls.__bases__[0].__name__

@@ -15,8 +15,10 @@ import actionserver
 from actionserver import (
     AuthError,
     BadRequestError,
+    BusyError,
     Client,
     ConflictError,
+    ExistsError,
     ExitEvent,
     LostEvent,
     NotFoundError,
@@ -63,8 +65,9 @@ def test_sessions_create_list_get_delete(client: Client, server: Server) -> None
         assert s.pid > 0
         assert "sdk-sess" in [x.id for x in client.list_sessions()]
         assert client.get_session("sdk-sess").id == "sdk-sess"
-        with pytest.raises(ConflictError):
+        with pytest.raises(ExistsError) as exists:
             client.create_session("sdk-sess")
+        assert exists.value.code == "exists" and not isinstance(exists.value, BusyError)
         r = client.run("echo $SDK_VAR", session="sdk-sess", pipe=False)
         assert "42" in r.output
     finally:
@@ -167,8 +170,9 @@ def test_terminal_input_keys_signal_resize(client: Client) -> None:
             wait_for(lambda: "started" in client.read_output(cid, session="sdk-term").data)
 
         sleeper = client.start_command("echo started; sleep 60", session="sdk-term")
-        with pytest.raises(ConflictError):
+        with pytest.raises(BusyError) as busy:
             client.start_command("echo busy", session="sdk-term")
+        assert busy.value.code == "busy" and not isinstance(busy.value, ExistsError)
         started(sleeper.id)
         client.send_key("C-c", session="sdk-term")
         wait_for(lambda: not client.get_command(sleeper.id, session="sdk-term").running)
@@ -199,7 +203,7 @@ def test_files_bytes_text_stat_list_mkdir_move_chmod_remove(client: Client, serv
     assert (info.type, info.size, info.mode, info.is_file) == ("file", 8, "0600", True)
     client.mkdir("sdk/x/y", parents=True, mode="750")
     client.mkdir("sdk/x/y", parents=True)
-    with pytest.raises(ConflictError) as e:
+    with pytest.raises(ExistsError) as e:
         client.mkdir("sdk/x/y")
     assert e.value.code == "exists"
     client.move("sdk/t.txt", "sdk/x/t.txt")

@@ -17,7 +17,7 @@ from actionserver import _types
 
 from .conftest import Server
 
-SPEC_FILE = pathlib.Path(__file__).resolve().parent.parent.parent / "server" / "openapi.json"
+SPEC_FILE = pathlib.Path(__file__).resolve().parent.parent.parent / "api" / "openapi.json"
 CLIENT = pathlib.Path(actionserver.__file__).parent / "_async_client.py"
 
 

@@ -10,6 +10,7 @@ from ._errors import (
     BusyError,
     ConflictError,
     ConnectionLostError,
+    ExistsError,
     FilePermissionError,
     NoSpaceError,
     NotFoundError,
@@ -49,7 +50,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ActionServerError", "AsyncClient", "AsyncFileReader", "AsyncWatch", "AuthError", "BadRequestError",
     "BrowseResult", "BusyError", "Client", "Command", "CommandBrief", "CommandMeta", "CommandResult",
-    "ConflictError", "ConnectionLostError", "ExitEvent", "FileInfo", "FileList", "FilePermissionError",
+    "ConflictError", "ConnectionLostError", "ExistsError", "ExitEvent", "FileInfo", "FileList", "FilePermissionError",
     "FileReader", "FileWritten", "LostEvent", "McpResult", "McpTool", "NoSpaceError", "NotFoundError",
     "NotReadyError", "Observation", "OutputChunk", "OutputEvent", "OutputRange", "PluginStatus", "ShellStatus",
     "ServerError", "ServerInfo", "Session", "StreamEvent", "TailEvent", "TimeoutError", "Watch",

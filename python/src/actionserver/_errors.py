@@ -33,11 +33,18 @@ class NotFoundError(ActionServerError):
 class ConflictError(ActionServerError):
     """The request does not fit the current state (409, 429): the session
     runs another command, the target exists, a directory is not empty, a cap
-    is reached."""
+    is reached. BusyError and ExistsError say which, when the server's code
+    does."""
 
 
-BusyError = ConflictError
-"""Another name for ConflictError: the session is busy."""
+class BusyError(ConflictError):
+    """The session runs another command (code ``busy``; also any 409
+    without a code, from a server that sends none)."""
+
+
+class ExistsError(ConflictError):
+    """A session with this id, or a file at this path, exists (code
+    ``exists``)."""
 
 
 class BadRequestError(ActionServerError):
@@ -71,6 +78,30 @@ class ConnectionLostError(ActionServerError):
     """The connection broke and could not be made again."""
 
 
+# The exception for each code of the native routes' error envelope. The code
+# decides; an answer without one (an OpenHands route, an older server) is
+# mapped by its status.
+_BY_CODE: dict[str, type[ActionServerError]] = {
+    "invalid": BadRequestError,
+    "path_escapes": BadRequestError,
+    "too_large": BadRequestError,
+    "range_not_satisfiable": BadRequestError,
+    "unsupported_media_type": BadRequestError,
+    "method_not_allowed": BadRequestError,
+    "unauthorized": AuthError,
+    "forbidden": AuthError,
+    "permission_denied": FilePermissionError,
+    "not_found": NotFoundError,
+    "busy": BusyError,
+    "exists": ExistsError,
+    "conflict": ConflictError,
+    "limit": ConflictError,
+    "unavailable": NotReadyError,
+    "no_space": NoSpaceError,
+    "internal": ServerError,
+}
+
+
 def error_from_response(status: int, body: bytes, what: str) -> ActionServerError:
     """Builds the exception that answers an HTTP error status."""
     detail = body.decode("utf-8", "replace").strip()
@@ -89,14 +120,16 @@ def error_from_response(status: int, body: bytes, what: str) -> ActionServerErro
             detail = f"{detail}: {env['errors']}"
         c = env.get("code")
         code = c if isinstance(c, str) else None
-    cls: type
-    if code == "permission_denied":
-        cls = FilePermissionError
+    cls: type[ActionServerError]
+    if code in _BY_CODE:
+        cls = _BY_CODE[code]
     elif status in (401, 403):
         cls = AuthError
     elif status == 404:
         cls = NotFoundError
-    elif status in (409, 429):
+    elif status == 409:
+        cls = BusyError
+    elif status == 429:
         cls = ConflictError
     elif status in (408, 504):
         cls = TimeoutError
