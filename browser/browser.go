@@ -53,10 +53,10 @@ type Options struct {
 	// Eager starts Chromium in the background from New instead of on the
 	// first action.
 	Eager bool
-	// FileOwner, when set, is given the file_N copies of downloads: they
-	// are the agent's to work on, like the files its actions create. Nil:
-	// they stay the server's.
-	FileOwner *chown.Owner
+	// FileOwner is given the file_N copies of downloads: they are the
+	// agent's to work on, like the files its actions create. The zero
+	// value: they stay the server's.
+	FileOwner chown.Owner
 	// FileUser, when set, gives the copies of downloads its filesystem
 	// rights (see package asuser): the server may be root, and the
 	// workspace is the agent's. Nil: the server's own.

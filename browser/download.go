@@ -164,16 +164,16 @@ func openDownload(src string) (*os.File, error) {
 
 // copyTo copies in to dst, creating or replacing it with as's filesystem
 // rights (a link the agent planted at dst reaches only what the sandbox
-// user could write), and gives dst to owner unless it is nil.
-func copyTo(in io.Reader, dst string, owner *chown.Owner, as *asuser.User) error {
+// user could write), and gives dst to owner.
+func copyTo(in io.Reader, dst string, owner chown.Owner, as *asuser.User) error {
 	return as.Do(func() error {
 		out, err := os.Create(dst)
 		if err != nil {
 			return err
 		}
 		_, err = io.Copy(out, in)
-		if err == nil && owner != nil {
-			err = out.Chown(owner.UID, owner.GID)
+		if err == nil && !owner.IsKeep() {
+			err = out.Chown(owner.UID(), owner.GID())
 		}
 		if cerr := out.Close(); err == nil {
 			err = cerr

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/actionserver/actionserver/internal/asuser"
+	"github.com/actionserver/actionserver/internal/chown"
 )
 
 // A download is copied into the agent's workspace: a link planted where
@@ -32,7 +33,7 @@ func TestDownloadCopy_FollowsNoLinkPastTheUser(t *testing.T) {
 	require.NoError(t, os.Symlink(secret, filepath.Join(ws, "guid")))
 	user := &asuser.User{UID: 65534, GID: 65534}
 
-	err := copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_1.pdf"), nil, user)
+	err := copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_1.pdf"), chown.Keep, user)
 	assert.ErrorIs(t, err, os.ErrPermission)
 	data, err := os.ReadFile(secret)
 	require.NoError(t, err)
@@ -41,7 +42,7 @@ func TestDownloadCopy_FollowsNoLinkPastTheUser(t *testing.T) {
 	_, err = openDownload(filepath.Join(ws, "guid"))
 	assert.Error(t, err, "a link where the download was is not followed")
 
-	require.NoError(t, copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_2.pdf"), nil, user))
+	require.NoError(t, copyTo(strings.NewReader("downloaded"), filepath.Join(ws, "file_2.pdf"), chown.Keep, user))
 	fi, err := os.Stat(filepath.Join(ws, "file_2.pdf"))
 	require.NoError(t, err)
 	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid, "the user's own file")

@@ -250,7 +250,7 @@ func TestInteract_DownloadCopyGoesToTheFileOwner(t *testing.T) {
 	}
 	base := serve(t)
 	dir := t.TempDir()
-	b := New(Options{WorkDir: dir, FileOwner: &chown.Owner{UID: 1234, GID: 2345}, Logger: quietLogger()})
+	b := New(Options{WorkDir: dir, FileOwner: chown.To(1234, 2345), Logger: quietLogger()})
 	t.Cleanup(func() { b.Close() })
 
 	obs := interact(t, b, fmt.Sprintf("goto(%q)", base+"/doc.pdf"), false)

@@ -49,9 +49,9 @@ type Options struct {
 	// Credential and Logger are set from the fields above.
 	Shell shell.Options
 	// FileOwner receives the files and directories that write and the
-	// editor's create make, and the browser's copies of downloads; nil
-	// leaves them the server's.
-	FileOwner *chown.Owner
+	// editor's create make, and the browser's copies of downloads; the
+	// zero value leaves them the server's.
+	FileOwner chown.Owner
 	// EnableBrowser reports whether browser actions are allowed.
 	EnableBrowser bool
 	// Browser configures the browser (its WorkDir defaults to WorkDir, its
@@ -145,7 +145,7 @@ func Start(ctx context.Context, opts Options) *Executor {
 		bo.WorkDir = opts.WorkDir
 	}
 	bo.Disabled = !opts.EnableBrowser
-	if bo.FileOwner == nil && opts.FileOwner != nil {
+	if bo.FileOwner.IsKeep() {
 		bo.FileOwner = opts.FileOwner
 	}
 	e.fsUser = fileUser(opts)
@@ -206,8 +206,8 @@ func fileUser(opts Options) *asuser.User {
 		return nil
 	}
 	fileGID := c.Gid
-	if opts.FileOwner != nil && opts.FileOwner.GID >= 0 {
-		fileGID = uint32(opts.FileOwner.GID)
+	if opts.FileOwner.GID() >= 0 {
+		fileGID = uint32(opts.FileOwner.GID())
 	}
 	return asuser.ForFiles(c.Uid, c.Gid, fileGID, c.Groups)
 }
@@ -217,12 +217,7 @@ func fileUser(opts Options) *asuser.User {
 // viewer.
 func (e *Executor) FileUser() *asuser.User { return e.fsUser }
 
-func (e *Executor) fileOwner() chown.Owner {
-	if e.opts.FileOwner == nil {
-		return chown.Keep
-	}
-	return *e.opts.FileOwner
-}
+func (e *Executor) fileOwner() chown.Owner { return e.opts.FileOwner }
 
 func (e *Executor) shellOptions(dir string) shell.Options {
 	o := e.opts.Shell

@@ -100,7 +100,7 @@ func replaceFile(ctx context.Context, p string, r io.Reader, mode fs.FileMode, o
 	if err != nil {
 		return 0, err
 	}
-	id := fileIdentity{mode: mode, uid: owner.UID, gid: owner.GID}
+	id := fileIdentity{mode: mode, uid: owner.UID(), gid: owner.GID()}
 	var oldSize int64
 	existed := false
 	if fi, err := os.Stat(target); err == nil {

@@ -286,7 +286,7 @@ func (t *Tree) chownFd(f *os.File) error {
 	if t.Owner.IsKeep() {
 		return nil
 	}
-	return f.Chown(t.Owner.UID, t.Owner.GID)
+	return f.Chown(t.Owner.UID(), t.Owner.GID())
 }
 
 // do runs op through t.Do, if set.

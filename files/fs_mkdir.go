@@ -49,7 +49,7 @@ func (t *Tree) mkdirAt(dir interface{ Fd() uintptr }, name, path string, mode fs
 	}
 	defer unix.Close(fd)
 	if !t.Owner.IsKeep() {
-		if err := unix.Fchown(fd, t.Owner.UID, t.Owner.GID); err != nil {
+		if err := unix.Fchown(fd, t.Owner.UID(), t.Owner.GID()); err != nil {
 			return &fs.PathError{Op: "chown", Path: path, Err: err}
 		}
 	}

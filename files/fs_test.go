@@ -82,7 +82,7 @@ func TestTree_BadPathsAreRefused(t *testing.T) {
 
 func TestTree_WriteThenReadAndStat(t *testing.T) {
 	tree, ws, _ := newTree(t)
-	tree.Owner = chown.Owner{UID: 4321, GID: 4322}
+	tree.Owner = chown.To(4321, 4322)
 	if os.Getuid() != 0 {
 		tree.Owner = chown.Keep
 	}

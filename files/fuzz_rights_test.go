@@ -47,7 +47,7 @@ func newRightsTree(t *testing.T) rightsTree {
 	must(os.WriteFile(r.secret, []byte(rightsMarker), 0o600))
 	if os.Geteuid() == 0 {
 		r.as = &asuser.User{UID: 65534, GID: 65534}
-		r.owner = chown.Owner{UID: 65534, GID: 65534}
+		r.owner = chown.To(65534, 65534)
 	} else {
 		must(os.Chmod(r.secret, 0))
 		must(os.Chmod(r.private, 0))

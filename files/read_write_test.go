@@ -147,20 +147,20 @@ func TestWrite(t *testing.T) {
 
 func TestWrite_CreatesParentsAndSetsModeAndOwner(t *testing.T) {
 	dir := t.TempDir()
-	owner := chown.Owner{UID: os.Getuid(), GID: os.Getgid()}
+	owner := chown.To(os.Getuid(), os.Getgid())
 	if os.Geteuid() == 0 {
-		owner = chown.Owner{UID: 1234, GID: 2345}
+		owner = chown.To(1234, 2345)
 	}
 	require.NoError(t, Write(context.Background(), dir, "a/b/new.txt", "x", 0, -1, owner))
 	fi, err := os.Stat(dir + "/a/b/new.txt")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o664), fi.Mode().Perm())
 	st := fi.Sys().(*syscall.Stat_t)
-	assert.Equal(t, owner.UID, int(st.Uid))
-	assert.Equal(t, owner.GID, int(st.Gid))
+	assert.Equal(t, owner.UID(), int(st.Uid))
+	assert.Equal(t, owner.GID(), int(st.Gid))
 	di, err := os.Stat(dir + "/a")
 	require.NoError(t, err)
-	assert.Equal(t, owner.UID, int(di.Sys().(*syscall.Stat_t).Uid), "created parents belong to the owner")
+	assert.Equal(t, owner.UID(), int(di.Sys().(*syscall.Stat_t).Uid), "created parents belong to the owner")
 }
 
 func TestWrite_KeepsModeAndOwnerOfExistingFile(t *testing.T) {
@@ -172,7 +172,7 @@ func TestWrite_KeepsModeAndOwnerOfExistingFile(t *testing.T) {
 	}
 	before, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
-	require.NoError(t, Write(context.Background(), dir, "s.sh", "new", 0, -1, chown.Owner{UID: 0, GID: 0}))
+	require.NoError(t, Write(context.Background(), dir, "s.sh", "new", 0, -1, chown.To(0, 0)))
 	after, err := os.Stat(dir + "/s.sh")
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o750), after.Mode().Perm())
@@ -231,7 +231,7 @@ func TestWrite_OwnershipFailureIsReportedAfterWriting(t *testing.T) {
 		t.Skip("root may chown to anyone")
 	}
 	dir := t.TempDir()
-	err := Write(context.Background(), dir, "f", "x", 0, -1, chown.Owner{UID: 0, GID: 0})
+	err := Write(context.Background(), dir, "f", "x", 0, -1, chown.To(0, 0))
 	fe, ok := IsError(err)
 	require.True(t, ok, "got %v", err)
 	assert.Equal(t, "File "+dir+"/f written, but failed to change ownership and permissions: [Errno 1] Operation not permitted: '"+dir+"/f'", fe.Msg)
@@ -353,7 +353,7 @@ func TestWrite_AsSandboxUserKeepsAnotherOwnersFile(t *testing.T) {
 			require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o666))
 			require.NoError(t, os.Chmod(p, 0o666))
 			err = nobody.Do(func() error {
-				return Write(context.Background(), dir, "shared.txt", "new", 0, -1, chown.Owner{UID: 65534, GID: 65534})
+				return Write(context.Background(), dir, "shared.txt", "new", 0, -1, chown.To(65534, 65534))
 			})
 			require.NoError(t, err)
 			data, err := os.ReadFile(p)

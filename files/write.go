@@ -146,7 +146,7 @@ func mkdirAllOwned(dir string, owner chown.Owner) error {
 		return err
 	}
 	if !owner.IsKeep() {
-		if err := os.Lchown(dir, owner.UID, owner.GID); err != nil {
+		if err := os.Lchown(dir, owner.UID(), owner.GID()); err != nil {
 			return err
 		}
 	}

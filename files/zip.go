@@ -301,7 +301,7 @@ func (x extractor) openDir(dir string, create bool) (int, error) {
 		unix.Close(fd)
 		fd = next
 		if made && !x.owner.IsKeep() {
-			if err := unix.Fchown(fd, x.owner.UID, x.owner.GID); err != nil {
+			if err := unix.Fchown(fd, x.owner.UID(), x.owner.GID()); err != nil {
 				unix.Close(fd)
 				return -1, &fs.PathError{Op: "chown", Path: cur, Err: err}
 			}
@@ -367,7 +367,7 @@ func (x *extractor) file(ctx context.Context, zf *zip.File, name string) error {
 		}
 	}
 	if err == nil && !x.owner.IsKeep() {
-		err = out.Chown(x.owner.UID, x.owner.GID)
+		err = out.Chown(x.owner.UID(), x.owner.GID())
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -393,7 +393,7 @@ func (x extractor) symlink(name, target string) error {
 	if x.owner.IsKeep() {
 		return nil
 	}
-	return unix.Fchownat(fd, base, x.owner.UID, x.owner.GID, unix.AT_SYMLINK_NOFOLLOW)
+	return unix.Fchownat(fd, base, x.owner.UID(), x.owner.GID(), unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // ctxReader stops a copy when its context ends.

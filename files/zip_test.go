@@ -50,9 +50,9 @@ func makeZip(t testing.TB, entries ...zipEntry) string {
 
 func TestExtractZip_WritesTreeWithOwner(t *testing.T) {
 	dest := t.TempDir()
-	owner := chown.Owner{UID: os.Getuid(), GID: os.Getgid()}
+	owner := chown.To(os.Getuid(), os.Getgid())
 	if os.Geteuid() == 0 {
-		owner = chown.Owner{UID: 1234, GID: 2345}
+		owner = chown.To(1234, 2345)
 	}
 	zp := makeZip(t,
 		zipEntry{name: "test_dir/"},
@@ -72,8 +72,8 @@ func TestExtractZip_WritesTreeWithOwner(t *testing.T) {
 		fi, err := os.Lstat(filepath.Join(dest, p))
 		require.NoError(t, err)
 		st := fi.Sys().(*syscall.Stat_t)
-		assert.Equal(t, owner.UID, int(st.Uid), p)
-		assert.Equal(t, owner.GID, int(st.Gid), p)
+		assert.Equal(t, owner.UID(), int(st.Uid), p)
+		assert.Equal(t, owner.GID(), int(st.Gid), p)
 	}
 }
 

@@ -320,11 +320,11 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 	if budget == 0 {
 		budget = serverflags.DefaultOutputBudget
 	}
-	var owner *chown.Owner
+	var owner chown.Owner // keep: only root can give files away at all
 	if os.Getuid() == 0 {
 		// Upstream gives new files <uid>:<uid>, whatever the user's
-		// primary group; only root can give files away at all.
-		owner = &chown.Owner{UID: sb.user.UID, GID: sb.user.UID}
+		// primary group.
+		owner = chown.To(sb.user.UID, sb.user.UID)
 	}
 	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)),
 		NoChangeTimeout: t.noChange, StartTimeout: t.shellStart}
