@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +166,7 @@ func measureReadinessFlip(ctx context.Context, env *benchkit.Env) ([]benchkit.Ro
 	reps := env.Iterations(30)
 	var flips, exits []time.Duration
 	for range reps {
-		s, err := startWithEnv(ctx, env, []string{"SHUTDOWN_DRAIN_SECONDS=0.3"})
+		s, err := benchkit.StartBinaryEnv(ctx, env, "action-server", []string{"SHUTDOWN_DRAIN_SECONDS=0.3"})
 		if err != nil {
 			return nil, err
 		}
@@ -200,6 +197,7 @@ func measureReadinessFlip(ctx context.Context, env *benchkit.Env) ([]benchkit.Ro
 		}
 		<-exited
 		exits = append(exits, time.Since(start))
+		os.RemoveAll(s.WorkDir) // what Stop would have done
 		hc.CloseIdleConnections()
 		if flip == 0 {
 			return nil, fmt.Errorf("/readyz never answered 503 after SIGTERM")
@@ -213,36 +211,6 @@ func measureReadinessFlip(ctx context.Context, env *benchkit.Env) ([]benchkit.Ro
 		{Metric: "SIGTERM to exit, idle server, SHUTDOWN_DRAIN_SECONDS=0.3, p50", Value: benchkit.Ms(benchkit.Percentile(exits, 50)),
 			Target: "≤ 5 s", OK: benchkit.Check(benchkit.Percentile(exits, 100) <= 5*time.Second)},
 	}, nil
-}
-
-// startWithEnv is benchkit.StartServer with variables added to the
-// server's environment.
-func startWithEnv(ctx context.Context, env *benchkit.Env, extraEnv []string) (*benchkit.Server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	ws, err := os.MkdirTemp("", "bench-ws-")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(filepath.Join(env.BinDir, "action-server"), strconv.Itoa(port), "--host", "127.0.0.1", "--working-dir", ws, "--no-enable-browser")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + env.Home, "LANG=C.UTF-8", "LOG_LEVEL=warn"}, extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &benchkit.Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Cmd: cmd}
-	s.Client = client.New(s.URL)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := s.Client.WaitUntilAlive(wctx); err != nil {
-		s.Stop()
-		return nil, err
-	}
-	return s, nil
 }
 
 // pss returns a process's proportional set size in bytes.

@@ -78,10 +78,11 @@ func Check(ok bool) *bool { return &ok }
 
 // Server is an action-server process started for a scenario.
 type Server struct {
-	URL    string
-	Cmd    *exec.Cmd
-	Client *client.Client
-	Ready  time.Duration // from exec to the first 200 from /alive
+	URL     string
+	Cmd     *exec.Cmd
+	Client  *client.Client
+	Ready   time.Duration // from exec to the first 200 from /alive
+	WorkDir string        // its workspace, removed by Stop
 }
 
 // StartServer runs the binary on a free loopback port in a fresh workspace
@@ -93,6 +94,12 @@ func StartServer(ctx context.Context, env *Env, extraArgs ...string) (*Server, e
 // StartBinary is StartServer for another binary of env.BinDir that takes
 // action-server's command line, such as a floor.
 func StartBinary(ctx context.Context, env *Env, name string, extraArgs ...string) (*Server, error) {
+	return StartBinaryEnv(ctx, env, name, nil, extraArgs...)
+}
+
+// StartBinaryEnv is StartBinary with extraEnv added to the server's
+// environment.
+func StartBinaryEnv(ctx context.Context, env *Env, name string, extraEnv []string, extraArgs ...string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -105,12 +112,13 @@ func StartBinary(ctx context.Context, env *Env, name string, extraArgs ...string
 	}
 	args := append([]string{strconv.Itoa(port), "--host", "127.0.0.1", "--working-dir", ws, "--no-enable-browser"}, extraArgs...)
 	cmd := exec.Command(filepath.Join(env.BinDir, name), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + env.Home, "LANG=C.UTF-8", "LOG_LEVEL=warn"}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + env.Home, "LANG=C.UTF-8", "LOG_LEVEL=warn"}, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Cmd: cmd}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Cmd: cmd, WorkDir: ws}
 	s.Client = client.New(s.URL)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(ws)
 		return nil, err
 	}
 	// Poll tightly: this measures readiness, so the poll must not add much.
@@ -131,8 +139,9 @@ func StartBinary(ctx context.Context, env *Env, name string, extraArgs ...string
 	}
 }
 
-// Stop ends the server and its process group.
+// Stop ends the server and its process group, and removes its workspace.
 func (s *Server) Stop() {
+	defer os.RemoveAll(s.WorkDir)
 	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { s.Cmd.Wait(); close(done) }()
