@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/actionserver/actionserver/api"
@@ -54,13 +53,11 @@ func (e *Executor) UpdateMCPServers(ctx context.Context, servers []MCPServerConf
 	return e.mcp.Update(ctx, servers)
 }
 
-// MCPHandler serves the MCP proxy (GET .../sse, POST .../messages/), or is
-// nil until an update has named a server, as upstream mounts it only then.
-func (e *Executor) MCPHandler() http.Handler {
-	if !e.mcp.Configured() {
-		return nil
-	}
-	return e.mcp.Handler()
+// MCP returns the MCP proxy. Serving it is the front end's business: the
+// executor knows no HTTP, so cmd/action-server hands it to the server,
+// which mounts its handler once an update has named a server.
+func (e *Executor) MCP() *mcp.Manager {
+	return e.mcp
 }
 
 // MCPServers returns the stdio MCP servers' states.
