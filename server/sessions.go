@@ -113,17 +113,10 @@ func (s *Server) readOutput(c *gin.Context) {
 	}
 	// Capped before it becomes a Duration, which a huge number overflows.
 	waitFor := time.Duration(min(wait, executor.MaxOutputWait.Milliseconds())) * time.Millisecond
-	until := time.Now().Add(waitFor)
 	max = min(max, executor.MaxOutputChunk)
-	ctx := c.Request.Context()
-	ch, err := cmd.Output(ctx, off, int(max), waitFor)
+	ch, err := cmd.Poll(c.Request.Context(), off, int(max), waitFor)
 	if err != nil {
 		return // the client is gone
-	}
-	if waitFor > 0 && len(ch.Data) > 0 && len(ch.Data) < int(max) && ch.Lost == 0 && !ch.Done {
-		// Output is coming: let more of it join this answer.
-		gather(ctx, cmd, off, max, until)
-		ch = cmd.Read(off, int(max))
 	}
 	if c.Query(api.QueryFormat) == api.FormatRaw {
 		writeRawChunk(c, ch)
