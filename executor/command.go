@@ -46,14 +46,34 @@ func (c *Command) Info() api.Command {
 // change is missed; a reader that waits never holds up the command.
 func (c *Command) Changed() <-chan struct{} { return c.c.Changed() }
 
+// OutputChunk is one read of a command's output. Front ends map it to
+// their wire format.
+type OutputChunk struct {
+	// Offset is where Data starts; NextOffset is just after it, where the
+	// next read starts.
+	Offset, NextOffset int64
+	// Lost counts the bytes between the offset asked for and Offset that
+	// the shell dropped.
+	Lost int64
+	Data string
+	// Tail is the text after NextOffset that may still change (the line
+	// under the cursor); it is not part of the offsets.
+	Tail string
+	// Done reports that the command finished and Data reaches the end of
+	// its output.
+	Done bool
+	// ExitCode is set once Done.
+	ExitCode *int
+}
+
 // Read returns up to max bytes (at most MaxOutputChunk) of the finished
 // output lines from offset off, without waiting.
-func (c *Command) Read(off int64, max int) api.OutputChunk {
+func (c *Command) Read(off int64, max int) OutputChunk {
 	if max < 0 || max > MaxOutputChunk {
 		max = MaxOutputChunk
 	}
 	ch := c.c.Read(off, max)
-	out := api.OutputChunk{Offset: ch.Offset, NextOffset: ch.Next, Lost: ch.Lost, Data: string(ch.Data),
+	out := OutputChunk{Offset: ch.Offset, NextOffset: ch.Next, Lost: ch.Lost, Data: string(ch.Data),
 		Tail: ch.Tail, Done: ch.Done}
 	if ch.Done {
 		code := c.c.Status().Metadata.ExitCode
@@ -65,7 +85,7 @@ func (c *Command) Read(off int64, max int) api.OutputChunk {
 // Output reads like Read, but when there is nothing new yet (no data, no
 // loss, not done) it waits up to wait (at most MaxOutputWait) for some. It
 // fails only when ctx ends.
-func (c *Command) Output(ctx context.Context, off int64, max int, wait time.Duration) (api.OutputChunk, error) {
+func (c *Command) Output(ctx context.Context, off int64, max int, wait time.Duration) (OutputChunk, error) {
 	deadline := time.NewTimer(min(wait, MaxOutputWait))
 	defer deadline.Stop()
 	for {
@@ -79,7 +99,7 @@ func (c *Command) Output(ctx context.Context, off int64, max int, wait time.Dura
 		case <-deadline.C:
 			return ch, nil
 		case <-ctx.Done():
-			return api.OutputChunk{}, ctx.Err()
+			return OutputChunk{}, ctx.Err()
 		}
 	}
 }

@@ -3,8 +3,6 @@ package executor
 import (
 	"context"
 	"time"
-
-	"github.com/actionserver/actionserver/api"
 )
 
 // Following a command's output, once for every front end.
@@ -39,7 +37,7 @@ func (c *Command) gather(ctx context.Context, off, max int64, until time.Time) {
 // Poll is a long poll's read: like Output, and once some output is there
 // (and the chunk is neither full, lost nor the last) it lets more join the
 // answer for GatherFor, within wait. It fails only when ctx ends.
-func (c *Command) Poll(ctx context.Context, off int64, max int, wait time.Duration) (api.OutputChunk, error) {
+func (c *Command) Poll(ctx context.Context, off int64, max int, wait time.Duration) (OutputChunk, error) {
 	wait = min(wait, MaxOutputWait)
 	until := time.Now().Add(wait)
 	max = min(max, MaxOutputChunk)

@@ -24,7 +24,7 @@ func ctxT(t *testing.T) context.Context {
 
 // readAll follows a command's output to its end, as a long-polling client
 // would, and returns all of it with the last chunk.
-func readAll(t *testing.T, c *Command) (string, api.OutputChunk) {
+func readAll(t *testing.T, c *Command) (string, OutputChunk) {
 	t.Helper()
 	var out strings.Builder
 	off := int64(0)

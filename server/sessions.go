@@ -119,10 +119,10 @@ func (s *Server) readOutput(c *gin.Context) {
 		return // the client is gone
 	}
 	if c.Query(api.QueryFormat) == api.FormatRaw {
-		writeRawChunk(c, ch)
+		writeRawChunk(c, outputChunk(ch))
 		return
 	}
-	c.JSON(http.StatusOK, ch)
+	c.JSON(http.StatusOK, outputChunk(ch))
 }
 
 func (s *Server) sendInput(c *gin.Context) {
