@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -26,16 +25,53 @@ type Command struct {
 // ID returns the command's id, unique within its session.
 func (c *Command) ID() int64 { return c.c.ID }
 
+// CommandInfo is a command's state. Front ends map it to their wire format.
+type CommandInfo struct {
+	ID      int64
+	Session string
+	Command string
+	// Running is true until the prompt came back or the shell died.
+	Running bool
+	// ExitCode is nil while the command runs.
+	ExitCode *int
+	// ShellDied reports that the shell exited before the command finished;
+	// ExitCode is then the shell's exit status.
+	ShellDied bool
+	Started   time.Time
+	Finished  *time.Time
+	// Metadata is what the prompt reported after the command; nil while it
+	// runs.
+	Metadata *CommandMeta
+	// Output is the span of output still kept.
+	Output OutputRange
+}
+
+// CommandMeta is what the prompt reported after a command.
+type CommandMeta struct {
+	ExitCode          int
+	PID               int
+	Username          string
+	Hostname          string
+	WorkingDir        string
+	PyInterpreterPath string
+}
+
+// OutputRange is the span of a command's output still kept, in byte
+// offsets from its first byte of output.
+type OutputRange struct {
+	Start, End int64
+}
+
 // Info returns the command's state.
-func (c *Command) Info() api.Command {
+func (c *Command) Info() CommandInfo {
 	st := c.c.Status()
-	info := api.Command{ID: st.ID, Session: c.session, Command: st.Text, Running: st.Running, ShellDied: st.Died,
-		Started: st.Started, Output: api.OutputRange{Start: st.OutputStart, End: st.OutputEnd}}
+	info := CommandInfo{ID: st.ID, Session: c.session, Command: st.Text, Running: st.Running, ShellDied: st.Died,
+		Started: st.Started, Output: OutputRange{Start: st.OutputStart, End: st.OutputEnd}}
 	if !st.Running {
 		m := st.Metadata
 		code, fin := m.ExitCode, st.Finished
 		info.ExitCode, info.Finished = &code, &fin
-		info.Metadata = &api.CommandMeta{ExitCode: m.ExitCode, PID: m.PID, Username: m.Username, Hostname: m.Hostname,
+		info.Metadata = &CommandMeta{ExitCode: m.ExitCode, PID: m.PID, Username: m.Username, Hostname: m.Hostname,
 			WorkingDir: m.WorkingDir, PyInterpreterPath: m.PyInterpreterPath}
 	}
 	return info

@@ -88,12 +88,12 @@ func (s *Server) startCommand(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, cmd.Info())
+	c.JSON(http.StatusAccepted, commandInfo(cmd.Info()))
 }
 
 func (s *Server) getCommand(c *gin.Context) {
 	if cmd, ok := s.command(c); ok {
-		c.JSON(http.StatusOK, cmd.Info())
+		c.JSON(http.StatusOK, commandInfo(cmd.Info()))
 	}
 }
 

@@ -64,7 +64,7 @@ func (s *Server) streamOutput(c *gin.Context) {
 			case executor.FollowTail:
 				return ev.write(api.EventTail, -1, api.TailEvent{Offset: e.Offset, Tail: e.Tail})
 			case executor.FollowExit:
-				ev.write(api.EventExit, e.Next, cmd.Info())
+				ev.write(api.EventExit, e.Next, commandInfo(cmd.Info()))
 				w.Flush()
 				return false
 			case executor.FollowKeepAlive:

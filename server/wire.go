@@ -13,3 +13,16 @@ func outputChunk(ch executor.OutputChunk) api.OutputChunk {
 	return api.OutputChunk{Offset: ch.Offset, NextOffset: ch.NextOffset, Lost: ch.Lost, Data: ch.Data,
 		Tail: ch.Tail, Done: ch.Done, ExitCode: ch.ExitCode}
 }
+
+// commandInfo is a command's state as the session routes and the stream's
+// exit event send it.
+func commandInfo(c executor.CommandInfo) api.Command {
+	out := api.Command{ID: c.ID, Session: c.Session, Command: c.Command, Running: c.Running, ExitCode: c.ExitCode,
+		ShellDied: c.ShellDied, Started: c.Started, Finished: c.Finished,
+		Output: api.OutputRange{Start: c.Output.Start, End: c.Output.End}}
+	if m := c.Metadata; m != nil {
+		out.Metadata = &api.CommandMeta{ExitCode: m.ExitCode, PID: m.PID, Username: m.Username, Hostname: m.Hostname,
+			WorkingDir: m.WorkingDir, PyInterpreterPath: m.PyInterpreterPath}
+	}
+	return out
+}

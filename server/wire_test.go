@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,35 @@ func TestOutputChunk_CarriesEveryFieldToTheWire(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := json.Marshal(outputChunk(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
+
+func TestCommandInfo_CarriesEveryFieldToTheWire(t *testing.T) {
+	code := 2
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	finished := started.Add(time.Second)
+	tests := []struct {
+		name string
+		in   executor.CommandInfo
+		want string
+	}{
+		{"running", executor.CommandInfo{ID: 1, Session: "s", Command: "sleep 9", Running: true, Started: started,
+			Output: executor.OutputRange{Start: 3, End: 7}},
+			`{"id":1,"session":"s","command":"sleep 9","running":true,"exit_code":null,"shell_died":false,
+			"started":"2026-01-02T03:04:05Z","finished":null,"metadata":null,"output":{"start":3,"end":7}}`},
+		{"finished", executor.CommandInfo{ID: 2, Session: "s", Command: "false", ExitCode: &code, ShellDied: true,
+			Started: started, Finished: &finished, Metadata: &executor.CommandMeta{ExitCode: 2, PID: 42, Username: "u",
+				Hostname: "h", WorkingDir: "/w", PyInterpreterPath: "/p"}},
+			`{"id":2,"session":"s","command":"false","running":false,"exit_code":2,"shell_died":true,
+			"started":"2026-01-02T03:04:05Z","finished":"2026-01-02T03:04:06Z","metadata":{"exit_code":2,"pid":42,
+			"username":"u","hostname":"h","working_dir":"/w","py_interpreter_path":"/p"},"output":{"start":0,"end":0}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(commandInfo(tt.in))
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(b))
 		})
