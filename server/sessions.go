@@ -15,7 +15,8 @@ import (
 
 // The native sessions API: several shells, commands started without
 // waiting, output read by offset, control of running commands. The wire
-// types are package api's; the work is the executor's Session.
+// types are package api's (mapped in wire.go); the work is the executor's
+// Session.
 
 func (s *Server) listSessions(c *gin.Context) {
 	e := s.executor(c)
@@ -24,7 +25,7 @@ func (s *Server) listSessions(c *gin.Context) {
 	}
 	out := []api.Session{}
 	for _, sess := range e.Sessions(c.Request.Context()) {
-		out = append(out, sess.Info())
+		out = append(out, sessionInfo(sess.Info()))
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -43,12 +44,12 @@ func (s *Server) createSession(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, sess.Info())
+	c.JSON(http.StatusCreated, sessionInfo(sess.Info()))
 }
 
 func (s *Server) getSession(c *gin.Context) {
 	if sess, ok := s.session(c); ok {
-		c.JSON(http.StatusOK, sess.Info())
+		c.JSON(http.StatusOK, sessionInfo(sess.Info()))
 	}
 }
 

@@ -26,3 +26,12 @@ func commandInfo(c executor.CommandInfo) api.Command {
 	}
 	return out
 }
+
+// sessionInfo is a named session as the session routes send it.
+func sessionInfo(si executor.SessionInfo) api.Session {
+	out := api.Session{ID: si.ID, Cwd: si.Cwd, Started: si.Started, PID: si.PID}
+	if c := si.RunningCommand; c != nil {
+		out.RunningCommand = &api.CommandBrief{ID: c.ID, Command: c.Command, Started: c.Started}
+	}
+	return out
+}

@@ -60,3 +60,26 @@ func TestCommandInfo_CarriesEveryFieldToTheWire(t *testing.T) {
 		})
 	}
 }
+
+func TestSessionInfo_CarriesEveryFieldToTheWire(t *testing.T) {
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		in   executor.SessionInfo
+		want string
+	}{
+		{"idle", executor.SessionInfo{ID: "w", Cwd: "/w", Started: started, PID: 7},
+			`{"id":"w","cwd":"/w","started":"2026-01-02T03:04:05Z","pid":7,"running_command":null}`},
+		{"running", executor.SessionInfo{ID: "w", Cwd: "/w", Started: started, PID: 7,
+			RunningCommand: &executor.CommandBrief{ID: 3, Command: "sleep 9", Started: started}},
+			`{"id":"w","cwd":"/w","started":"2026-01-02T03:04:05Z","pid":7,
+			"running_command":{"id":3,"command":"sleep 9","started":"2026-01-02T03:04:05Z"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(sessionInfo(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
