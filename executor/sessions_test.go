@@ -206,7 +206,7 @@ func TestWatch_EventsAndRefusals(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.txt"), nil, 0o644))
 	ev := <-events
-	assert.Equal(t, api.WatchEvent{Path: filepath.Join(dir, "new.txt"), Op: api.OpCreate, Time: ev.Time}, ev)
+	assert.Equal(t, WatchEvent{Path: filepath.Join(dir, "new.txt"), Op: WatchCreate, Time: ev.Time}, ev)
 	cancel()
 	for range events {
 	}

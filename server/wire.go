@@ -35,3 +35,19 @@ func sessionInfo(si executor.SessionInfo) api.Session {
 	}
 	return out
 }
+
+// watchEvent is a file-system change as a "data:" line of GET /watch
+// carries it.
+func watchEvent(ev executor.WatchEvent) api.WatchEvent {
+	return api.WatchEvent{Path: ev.Path, Op: watchOps[ev.Op], IsDir: ev.IsDir, Time: ev.Time}
+}
+
+// watchOps names the executor's watch operations on the wire.
+var watchOps = map[executor.WatchOp]string{
+	executor.WatchCreate: api.OpCreate,
+	executor.WatchWrite:  api.OpWrite,
+	executor.WatchRemove: api.OpRemove,
+	executor.WatchRename: api.OpRename,
+	executor.WatchChmod:  api.OpChmod,
+	executor.WatchLimit:  api.OpLimit,
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/executor"
 )
 
@@ -80,6 +81,28 @@ func TestSessionInfo_CarriesEveryFieldToTheWire(t *testing.T) {
 			b, err := json.Marshal(sessionInfo(tt.in))
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
+
+func TestWatchEvent_NamesEveryOpAsTheWireDoes(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		op   executor.WatchOp
+		want string
+	}{
+		{executor.WatchCreate, api.OpCreate},
+		{executor.WatchWrite, api.OpWrite},
+		{executor.WatchRemove, api.OpRemove},
+		{executor.WatchRename, api.OpRename},
+		{executor.WatchChmod, api.OpChmod},
+		{executor.WatchLimit, api.OpLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			b, err := json.Marshal(watchEvent(executor.WatchEvent{Path: "/w/a", Op: tt.op, IsDir: true, Time: at}))
+			require.NoError(t, err)
+			assert.JSONEq(t, `{"path":"/w/a","op":"`+tt.want+`","is_dir":true,"time":"2026-01-02T03:04:05Z"}`, string(b))
 		})
 	}
 }
