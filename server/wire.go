@@ -51,3 +51,22 @@ var watchOps = map[executor.WatchOp]string{
 	executor.WatchChmod:  api.OpChmod,
 	executor.WatchLimit:  api.OpLimit,
 }
+
+// mcpServers is the MCP servers' states as /server_info lists them; never
+// null.
+func mcpServers(sts []executor.MCPServerStatus) []api.MCPServerStatus {
+	out := make([]api.MCPServerStatus, len(sts))
+	for i, st := range sts {
+		out[i] = api.MCPServerStatus{Name: st.Name, Command: st.Command, State: mcpStateNames[st.State],
+			PID: st.PID, Tools: st.Tools, Calls: st.Calls, Restarts: st.Restarts, Error: st.Error}
+	}
+	return out
+}
+
+// mcpStateNames names the executor's MCP server states on the wire.
+var mcpStateNames = map[executor.MCPState]api.MCPServerState{
+	executor.MCPStarting:   api.MCPStarting,
+	executor.MCPRunning:    api.MCPRunning,
+	executor.MCPRestarting: api.MCPRestarting,
+	executor.MCPStopped:    api.MCPStopped,
+}

@@ -106,3 +106,29 @@ func TestWatchEvent_NamesEveryOpAsTheWireDoes(t *testing.T) {
 		})
 	}
 }
+
+func TestMCPServers_AsServerInfoListsThem(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []executor.MCPServerStatus
+		want string
+	}{
+		{"none is an empty list", nil, `[]`},
+		{"each state by its name", []executor.MCPServerStatus{
+			{Name: "a", Command: "x", State: executor.MCPStarting},
+			{Name: "b", Command: "x", State: executor.MCPRunning, PID: 9, Tools: 2, Calls: 1},
+			{Name: "c", Command: "x", State: executor.MCPRestarting, Restarts: 3, Error: "exit 1"},
+			{Name: "d", Command: "x", State: executor.MCPStopped},
+		}, `[{"name":"a","command":"x","state":"starting","tools":0,"calls":0,"restarts":0},
+			{"name":"b","command":"x","state":"running","pid":9,"tools":2,"calls":1,"restarts":0},
+			{"name":"c","command":"x","state":"restarting","tools":0,"calls":0,"restarts":3,"error":"exit 1"},
+			{"name":"d","command":"x","state":"stopped","tools":0,"calls":0,"restarts":0}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(mcpServers(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
