@@ -3,10 +3,8 @@ package executor
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/mcp"
 )
 
@@ -54,38 +52,67 @@ func (e *Executor) UpdateMCPServers(ctx context.Context, servers []MCPServerConf
 	return e.mcp.Update(ctx, servers)
 }
 
-// MCPHandler serves the MCP proxy (GET .../sse, POST .../messages/), or is
-// nil until an update has named a server, as upstream mounts it only then.
-func (e *Executor) MCPHandler() http.Handler {
-	if !e.mcp.Configured() {
-		return nil
-	}
-	return e.mcp.Handler()
+// MCP returns the MCP proxy. Serving it is the front end's business: the
+// executor knows no HTTP, so cmd/action-server hands it to the server,
+// which mounts its handler once an update has named a server.
+func (e *Executor) MCP() *mcp.Manager {
+	return e.mcp
+}
+
+// MCPState is a stdio MCP server's state. Front ends map it to their wire
+// names.
+type MCPState int
+
+// The states of a stdio MCP server.
+const (
+	MCPStopped MCPState = iota
+	MCPStarting
+	MCPRunning
+	// MCPRestarting: it died or failed to start; it is tried again after
+	// a backoff.
+	MCPRestarting
+)
+
+// MCPServerStatus is one stdio MCP server behind the proxy.
+type MCPServerStatus struct {
+	Name    string
+	Command string
+	State   MCPState
+	// PID of the running process; 0 when none.
+	PID int
+	// Tools is how many tools it offers.
+	Tools int
+	// Calls is how many forwarded calls are in flight.
+	Calls int
+	// Restarts counts the starts after the first.
+	Restarts int
+	// Error is why the last start failed or the last run ended.
+	Error string
 }
 
 // MCPServers returns the stdio MCP servers' states.
-func (e *Executor) MCPServers() []api.MCPServerStatus {
+func (e *Executor) MCPServers() []MCPServerStatus {
 	sts := e.mcp.Status()
-	out := make([]api.MCPServerStatus, len(sts))
+	out := make([]MCPServerStatus, len(sts))
 	for i, st := range sts {
-		out[i] = api.MCPServerStatus{Name: st.Name, Command: st.Command, State: mcpState(st.State),
+		out[i] = MCPServerStatus{Name: st.Name, Command: st.Command, State: mcpState(st.State),
 			PID: st.PID, Tools: st.Tools, Calls: st.Calls, Restarts: st.Restarts, Error: st.Error}
 	}
 	return out
 }
 
-// mcpState names a server's state on the wire, so a rename inside mcp/
-// cannot change what clients receive.
-func mcpState(s string) api.MCPServerState {
+// mcpState is a server's state as the executor reports it, so a rename
+// inside mcp/ cannot change what clients receive.
+func mcpState(s string) MCPState {
 	switch s {
 	case mcp.StateStarting:
-		return api.MCPStarting
+		return MCPStarting
 	case mcp.StateRunning:
-		return api.MCPRunning
+		return MCPRunning
 	case mcp.StateRestarting:
-		return api.MCPRestarting
+		return MCPRestarting
 	}
-	return api.MCPStopped
+	return MCPStopped
 }
 
 // closeMCP stops the MCP servers: they get wait to exit after SIGTERM

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -211,11 +210,29 @@ func (e *Executor) Sessions(ctx context.Context) []*Session {
 // ID returns the session's id.
 func (s *Session) ID() string { return s.id }
 
+// SessionInfo describes a named session. Front ends map it to their wire
+// format.
+type SessionInfo struct {
+	ID      string
+	Cwd     string
+	Started time.Time
+	PID     int
+	// RunningCommand is the command that runs now; nil when none.
+	RunningCommand *CommandBrief
+}
+
+// CommandBrief names a running command.
+type CommandBrief struct {
+	ID      int64
+	Command string
+	Started time.Time
+}
+
 // Info describes the session.
-func (s *Session) Info() api.Session {
-	info := api.Session{ID: s.id, Cwd: s.sh.Cwd(), Started: s.sh.Started(), PID: s.sh.PID()}
+func (s *Session) Info() SessionInfo {
+	info := SessionInfo{ID: s.id, Cwd: s.sh.Cwd(), Started: s.sh.Started(), PID: s.sh.PID()}
 	if c, ok := s.sh.Running(); ok {
-		info.RunningCommand = &api.CommandBrief{ID: c.ID, Command: c.Text, Started: c.Started}
+		info.RunningCommand = &CommandBrief{ID: c.ID, Command: c.Text, Started: c.Started}
 	}
 	return info
 }

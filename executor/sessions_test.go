@@ -24,7 +24,7 @@ func ctxT(t *testing.T) context.Context {
 
 // readAll follows a command's output to its end, as a long-polling client
 // would, and returns all of it with the last chunk.
-func readAll(t *testing.T, c *Command) (string, api.OutputChunk) {
+func readAll(t *testing.T, c *Command) (string, OutputChunk) {
 	t.Helper()
 	var out strings.Builder
 	off := int64(0)
@@ -206,7 +206,7 @@ func TestWatch_EventsAndRefusals(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.txt"), nil, 0o644))
 	ev := <-events
-	assert.Equal(t, api.WatchEvent{Path: filepath.Join(dir, "new.txt"), Op: api.OpCreate, Time: ev.Time}, ev)
+	assert.Equal(t, WatchEvent{Path: filepath.Join(dir, "new.txt"), Op: WatchCreate, Time: ev.Time}, ev)
 	cancel()
 	for range events {
 	}

@@ -22,7 +22,7 @@ type Stats struct {
 	OutputKept int64
 	// Plugins and MCPServers are their states, as /server_info shows them.
 	Plugins    []api.PluginStatus
-	MCPServers []api.MCPServerStatus
+	MCPServers []MCPServerStatus
 }
 
 // Stats returns the executor's counts; it never waits for a command.

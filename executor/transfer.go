@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/files"
 	"github.com/actionserver/actionserver/internal/asuser"
 )
@@ -149,10 +149,35 @@ func (e *Executor) ListFiles(path *string) []string {
 	return names
 }
 
+// WatchOp is what a WatchEvent reports happened. Front ends map it to
+// their wire names.
+type WatchOp int
+
+// The operations of a watch.
+const (
+	WatchCreate WatchOp = iota + 1
+	WatchWrite
+	WatchRemove
+	WatchRename
+	WatchChmod
+	// WatchLimit: the directory at Path and what is below it are not
+	// watched, because the watch reached the cap on watched directories;
+	// sent at most once per watch.
+	WatchLimit
+)
+
+// WatchEvent is one file-system change under a watched directory.
+type WatchEvent struct {
+	Path  string
+	Op    WatchOp
+	IsDir bool
+	Time  time.Time
+}
+
 // Watch streams file-system changes under dir until ctx ends; the number
 // of concurrent watches is capped (ErrTooManyWatchers). The channel is
 // closed after ctx ends.
-func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-chan api.WatchEvent, error) {
+func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-chan WatchEvent, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(e.opts.WorkDir, dir)
 	}
@@ -165,12 +190,12 @@ func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-cha
 	case err != nil:
 		return nil, ErrCannotWatch.with(err)
 	}
-	out := make(chan api.WatchEvent, cap(events))
+	out := make(chan WatchEvent, cap(events))
 	go func() {
 		defer close(out)
 		for ev := range events {
 			select {
-			case out <- api.WatchEvent{Path: ev.Path, Op: watchOp(ev.Op), IsDir: ev.IsDir, Time: ev.Time}:
+			case out <- WatchEvent{Path: ev.Path, Op: watchOp(ev.Op), IsDir: ev.IsDir, Time: ev.Time}:
 			case <-ctx.Done():
 				// The watch ends with ctx and closes events; nobody reads
 				// out any more, so what is left is dropped.
@@ -180,22 +205,22 @@ func (e *Executor) Watch(ctx context.Context, dir string, recursive bool) (<-cha
 	return out, nil
 }
 
-// watchOp names a watcher's operation on the wire, so a rename inside the
-// watcher cannot change what clients receive.
-func watchOp(op string) string {
+// watchOp is a watcher's operation as the executor reports it, so a
+// rename inside the watcher cannot change what clients receive.
+func watchOp(op string) WatchOp {
 	switch op {
 	case files.OpCreate:
-		return api.OpCreate
+		return WatchCreate
 	case files.OpWrite:
-		return api.OpWrite
+		return WatchWrite
 	case files.OpRemove:
-		return api.OpRemove
+		return WatchRemove
 	case files.OpRename:
-		return api.OpRename
+		return WatchRename
 	case files.OpChmod:
-		return api.OpChmod
+		return WatchChmod
 	case files.OpLimit:
-		return api.OpLimit
+		return WatchLimit
 	}
-	return op
+	return 0
 }

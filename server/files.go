@@ -196,7 +196,7 @@ func (s *Server) watch(c *gin.Context) {
 			if !ok {
 				return
 			}
-			b, err := json.Marshal(ev)
+			b, err := json.Marshal(watchEvent(ev))
 			if err != nil {
 				return
 			}

@@ -55,7 +55,7 @@ func (s *Server) serverInfo(c *gin.Context) {
 		info.Uptime = e.Uptime().Seconds()
 		info.IdleTime = e.IdleTime().Seconds()
 		info.Plugins = e.PluginStatuses()
-		info.MCPServers = e.MCPServers()
+		info.MCPServers = mcpServers(e.MCPServers())
 		info.Shell = e.ShellStatus()
 	} else {
 		info.Shell = api.ShellStatus{State: api.ShellStarting}

@@ -68,19 +68,27 @@ func (s *Server) updateMCPServer(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"detail": "MCP server updated successfully", "router_error_log": log})
 }
 
-// mcpProxy hands the request to the proxy, which exists once an update
+// MCPProxy is the MCP proxy the /mcp routes serve (the executor's, which
+// cmd/action-server hands over: the server imports no component).
+type MCPProxy interface {
+	// Configured reports whether an update has named a server.
+	Configured() bool
+	// Handler serves GET .../sse and POST .../messages/.
+	Handler() http.Handler
+}
+
+// mcpProxy hands the request to the proxy, which is served once an update
 // has named a server (404 before, as upstream mounts it only then).
 func (s *Server) mcpProxy(c *gin.Context) {
-	e := s.executor(c)
-	if e == nil {
+	if s.executor(c) == nil {
 		return
 	}
-	h := e.MCPHandler()
-	if h == nil {
+	p := s.opts.MCP
+	if p == nil || !p.Configured() {
 		detail(c, http.StatusNotFound, api.CodeNotFound, "Not Found")
 		return
 	}
-	h.ServeHTTP(c.Writer, c.Request)
+	p.Handler().ServeHTTP(c.Writer, c.Request)
 }
 
 // mcpAuth accepts the session API key as "Authorization: Bearer KEY", as

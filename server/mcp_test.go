@@ -24,12 +24,12 @@ import (
 // newMCPServer serves a ready Server with the given API key on loopback.
 func newMCPServer(t *testing.T, apiKey string) string {
 	t.Helper()
-	s := New(Options{APIKey: apiKey, IdleTrim: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	e, err := executor.New(context.Background(), executor.Options{
 		WorkDir: t.TempDir(),
 		Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()},
 	})
 	require.NoError(t, err)
+	s := New(Options{APIKey: apiKey, IdleTrim: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: e.MCP()})
 	s.SetReady(e)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {

@@ -153,7 +153,7 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, m := range st.MCPServers {
 		for _, state := range mcpStates {
-			gauge(descMCP, flag(m.State == state), m.Name, string(state))
+			gauge(descMCP, flag(mcpStateNames[m.State] == state), m.Name, string(state))
 		}
 	}
 }

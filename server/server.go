@@ -43,6 +43,9 @@ type Options struct {
 	// IdleTrim is how long the server must have no request in flight before
 	// it returns freed memory to the kernel; default 1 s, negative disables.
 	IdleTrim time.Duration
+	// MCP is the MCP proxy served at /mcp/sse and /mcp/messages/; nil
+	// answers them 404, as an unconfigured proxy does.
+	MCP MCPProxy
 }
 
 // Server serves the API. It answers from the moment it is created; until

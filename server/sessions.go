@@ -15,7 +15,8 @@ import (
 
 // The native sessions API: several shells, commands started without
 // waiting, output read by offset, control of running commands. The wire
-// types are package api's; the work is the executor's Session.
+// types are package api's (mapped in wire.go); the work is the executor's
+// Session.
 
 func (s *Server) listSessions(c *gin.Context) {
 	e := s.executor(c)
@@ -24,7 +25,7 @@ func (s *Server) listSessions(c *gin.Context) {
 	}
 	out := []api.Session{}
 	for _, sess := range e.Sessions(c.Request.Context()) {
-		out = append(out, sess.Info())
+		out = append(out, sessionInfo(sess.Info()))
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -43,12 +44,12 @@ func (s *Server) createSession(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, sess.Info())
+	c.JSON(http.StatusCreated, sessionInfo(sess.Info()))
 }
 
 func (s *Server) getSession(c *gin.Context) {
 	if sess, ok := s.session(c); ok {
-		c.JSON(http.StatusOK, sess.Info())
+		c.JSON(http.StatusOK, sessionInfo(sess.Info()))
 	}
 }
 
@@ -88,12 +89,12 @@ func (s *Server) startCommand(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, cmd.Info())
+	c.JSON(http.StatusAccepted, commandInfo(cmd.Info()))
 }
 
 func (s *Server) getCommand(c *gin.Context) {
 	if cmd, ok := s.command(c); ok {
-		c.JSON(http.StatusOK, cmd.Info())
+		c.JSON(http.StatusOK, commandInfo(cmd.Info()))
 	}
 }
 
@@ -113,23 +114,16 @@ func (s *Server) readOutput(c *gin.Context) {
 	}
 	// Capped before it becomes a Duration, which a huge number overflows.
 	waitFor := time.Duration(min(wait, executor.MaxOutputWait.Milliseconds())) * time.Millisecond
-	until := time.Now().Add(waitFor)
 	max = min(max, executor.MaxOutputChunk)
-	ctx := c.Request.Context()
-	ch, err := cmd.Output(ctx, off, int(max), waitFor)
+	ch, err := cmd.Poll(c.Request.Context(), off, int(max), waitFor)
 	if err != nil {
 		return // the client is gone
 	}
-	if waitFor > 0 && len(ch.Data) > 0 && len(ch.Data) < int(max) && ch.Lost == 0 && !ch.Done {
-		// Output is coming: let more of it join this answer.
-		gather(ctx, cmd, off, max, until)
-		ch = cmd.Read(off, int(max))
-	}
 	if c.Query(api.QueryFormat) == api.FormatRaw {
-		writeRawChunk(c, ch)
+		writeRawChunk(c, outputChunk(ch))
 		return
 	}
-	c.JSON(http.StatusOK, ch)
+	c.JSON(http.StatusOK, outputChunk(ch))
 }
 
 func (s *Server) sendInput(c *gin.Context) {

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/actionserver/actionserver/api"
+	"github.com/actionserver/actionserver/executor"
 )
 
 // Server-Sent Events of a command's output. Each "output" event carries the
@@ -53,53 +54,27 @@ func (s *Server) streamOutput(c *gin.Context) {
 	w := startSSE(c)
 	ev := newEventWriter(w)
 
-	ctx := c.Request.Context()
-	keepAlive := time.NewTicker(sseKeepAlive)
-	defer keepAlive.Stop()
-	lastTail := ""
-	for {
-		changed := cmd.Changed()
-		ch := cmd.Read(off, sseChunk)
-		if ch.Lost > 0 {
-			if !ev.write(api.EventLost, ch.Offset, api.LostEvent{From: off, To: ch.Offset, Bytes: ch.Lost}) {
-				return
+	cmd.Follow(c.Request.Context(), off, executor.FollowOptions{Chunk: sseChunk, KeepAlive: sseKeepAlive},
+		func(e executor.FollowEvent) bool {
+			switch e.Kind {
+			case executor.FollowLost:
+				return ev.write(api.EventLost, e.To, api.LostEvent{From: e.From, To: e.To, Bytes: e.Lost})
+			case executor.FollowOutput:
+				return ev.write(api.EventOutput, e.Next, api.OutputEvent{Offset: e.Offset, Data: e.Data})
+			case executor.FollowTail:
+				return ev.write(api.EventTail, -1, api.TailEvent{Offset: e.Offset, Tail: e.Tail})
+			case executor.FollowExit:
+				ev.write(api.EventExit, e.Next, commandInfo(cmd.Info()))
+				w.Flush()
+				return false
+			case executor.FollowKeepAlive:
+				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+					return false
+				}
 			}
-		}
-		if ch.Data != "" {
-			if !ev.write(api.EventOutput, ch.NextOffset, api.OutputEvent{Offset: ch.Offset, Data: ch.Data}) {
-				return
-			}
-		}
-		off = ch.NextOffset
-		if ch.Done {
-			ev.write(api.EventExit, off, cmd.Info())
-			w.Flush()
-			return
-		}
-		if ch.Data != "" {
-			continue // drain what is there before waiting
-		}
-		if ch.Tail != lastTail {
-			lastTail = ch.Tail
-			if !ev.write(api.EventTail, -1, api.TailEvent{Offset: off, Tail: ch.Tail}) {
-				return
-			}
-		}
-		w.Flush()
-		select {
-		case <-changed:
-			// Let more join this event (see gather): an event per
-			// terminal read cost a wake-up and an encoding each.
-			gather(ctx, cmd, off, sseChunk, time.Now().Add(gatherFor))
-		case <-keepAlive.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			w.Flush()
-		case <-ctx.Done():
-			return
-		}
-	}
+			w.Flush() // FollowIdle, FollowKeepAlive
+			return true
+		})
 }
 
 // startSSE sends the headers of an event stream, so the client knows at

@@ -176,7 +176,7 @@ func run(args []string) int {
 		log.Warn("listening on a non-loopback address without SESSION_API_KEY: anyone who can reach it can run commands", "addr", addr)
 	}
 	srv := server.New(server.Options{APIKey: apiKey, AllowedOrigins: cfg.AllowOrigins, AllowedHosts: cfg.AllowHosts, Logger: log,
-		InitToken: fleet.initToken, OpenMetrics: fleet.openMetrics})
+		InitToken: fleet.initToken, OpenMetrics: fleet.openMetrics, MCP: exec.MCP()})
 	if key.generated {
 		printGeneratedKey(os.Stderr, apiKey)
 	}

@@ -24,10 +24,10 @@ import (
 
 func TestMCP_ToolsAndCall(t *testing.T) {
 	const key = "k"
-	srv := server.New(server.Options{APIKey: key, IdleTrim: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	e, err := executor.New(context.Background(), executor.Options{WorkDir: t.TempDir(),
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}})
 	require.NoError(t, err)
+	srv := server.New(server.Options{APIKey: key, IdleTrim: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MCP: e.MCP()})
 	srv.SetReady(e)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
