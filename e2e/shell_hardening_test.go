@@ -100,7 +100,9 @@ func TestShellStart_HangingRcFileFailsTheActionClearly(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, api.ShellFailed, info.Shell.State)
 			assert.Contains(t, info.Shell.Error, "~/.bashrc")
-			assert.Contains(t, s.logs.String(), "the default shell did not start")
+			// The log is copied from a pipe by another goroutine: wait for it.
+			assert.Eventually(t, func() bool { return strings.Contains(s.logs.String(), "the default shell did not start") },
+				10*time.Second, 10*time.Millisecond, "logged: %s", s.logs.String())
 			require.NoError(t, s.Client.Alive(ctx), "the server stays up")
 
 			require.NoError(t, os.WriteFile(rc, []byte("true\n"), 0o644))
