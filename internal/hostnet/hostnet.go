@@ -1,8 +1,10 @@
 // Package hostnet saves and puts back what running containers change on the
 // machine: netavark turns on IP forwarding, adds NETAVARK* chains to
 // iptables (with jumps to them from the built-in chains) and creates the
-// podman0 bridge. Tests and benchmarks that start containers save the state
-// first and restore it after, leaving alone whatever was there before.
+// podman0 bridge; a kubelet adds KUBE-* chains, and the CNI bridge plugin
+// turns on forwarding and creates its bridge. Tests and benchmarks that
+// start containers save the state first and restore it after, leaving
+// alone whatever was there before.
 package hostnet
 
 import (
@@ -18,38 +20,58 @@ import (
 // State is the part of the machine's network set-up containers change.
 type State struct {
 	ipForward string
-	chains    map[string][]string // "iptables/nat" -> NETAVARK chains there before
-	bridge    bool
+	prefixes  []string            // of the chains to watch
+	chains    map[string][]string // "iptables/nat" -> such chains there before
+	bridges   map[string]bool     // bridge name -> there before
 }
 
 const ipForwardPath = "/proc/sys/net/ipv4/ip_forward"
 
 var firewallTables = []string{"filter", "nat", "mangle", "raw"}
 
-// Save records the state now.
+// Save records the state podman's containers change: the NETAVARK chains
+// and the podman0 bridge.
 func Save() (*State, error) {
+	return SaveOf([]string{"NETAVARK"}, "podman0")
+}
+
+// SaveOf records the state now, watching the chains whose names start
+// with one of prefixes and the named bridges.
+func SaveOf(prefixes []string, bridges ...string) (*State, error) {
 	fw, err := os.ReadFile(ipForwardPath)
 	if err != nil {
 		return nil, fmt.Errorf("read ip_forward: %w", err)
 	}
-	h := &State{ipForward: strings.TrimSpace(string(fw)), chains: map[string][]string{}}
+	h := &State{
+		ipForward: strings.TrimSpace(string(fw)),
+		prefixes:  slices.Clone(prefixes),
+		chains:    map[string][]string{},
+		bridges:   map[string]bool{},
+	}
 	for _, tool := range []string{"iptables", "ip6tables"} {
 		for _, table := range firewallTables {
-			chains, _, err := netavarkRules(tool, table)
+			chains, _, err := h.rules(tool, table)
 			if err != nil {
 				continue // no such tool or table here
 			}
 			h.chains[tool+"/"+table] = chains
 		}
 	}
-	_, err = net.InterfaceByName("podman0")
-	h.bridge = err == nil
+	for _, b := range bridges {
+		_, err = net.InterfaceByName(b)
+		h.bridges[b] = err == nil
+	}
 	return h, nil
 }
 
-// netavarkRules lists a table's NETAVARK chains and the rules that jump to
-// them from other chains (as -A lines of iptables -S).
-func netavarkRules(tool, table string) (chains, jumps []string, err error) {
+// watched reports whether chain is one of the watched chains.
+func (h *State) watched(chain string) bool {
+	return slices.ContainsFunc(h.prefixes, func(p string) bool { return strings.HasPrefix(chain, p) })
+}
+
+// rules lists a table's watched chains and the rules that jump to them
+// from other chains (as -A lines of iptables -S).
+func (h *State) rules(tool, table string) (chains, jumps []string, err error) {
 	out, err := exec.Command(tool, "-w", "-t", table, "-S").Output()
 	if err != nil {
 		return nil, nil, err
@@ -57,9 +79,9 @@ func netavarkRules(tool, table string) (chains, jumps []string, err error) {
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) >= 2 && f[0] == "-N" && strings.HasPrefix(f[1], "NETAVARK"):
+		case len(f) >= 2 && f[0] == "-N" && h.watched(f[1]):
 			chains = append(chains, f[1])
-		case len(f) >= 2 && f[0] == "-A" && !strings.HasPrefix(f[1], "NETAVARK") && strings.Contains(line, " NETAVARK"):
+		case len(f) >= 2 && f[0] == "-A" && !h.watched(f[1]) && slices.ContainsFunc(f[2:], h.watched):
 			jumps = append(jumps, line)
 		}
 	}
@@ -67,8 +89,8 @@ func netavarkRules(tool, table string) (chains, jumps []string, err error) {
 }
 
 // Restore puts back what containers changed since Save: it removes the
-// NETAVARK chains and the bridge that were not there, and sets ip_forward
-// to its old value.
+// watched chains and bridges that were not there, and sets ip_forward to
+// its old value.
 func (h *State) Restore() error {
 	var errs []error
 	for _, tool := range []string{"iptables", "ip6tables"} {
@@ -77,7 +99,7 @@ func (h *State) Restore() error {
 			if !ok {
 				continue
 			}
-			chains, jumps, err := netavarkRules(tool, table)
+			chains, jumps, err := h.rules(tool, table)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -112,9 +134,11 @@ func (h *State) Restore() error {
 			}
 		}
 	}
-	if _, err := net.InterfaceByName("podman0"); err == nil && !h.bridge {
-		if out, err := exec.Command("ip", "link", "del", "podman0").CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("remove the podman0 bridge: %w: %s", err, out))
+	for b, before := range h.bridges {
+		if _, err := net.InterfaceByName(b); err == nil && !before {
+			if out, err := exec.Command("ip", "link", "del", b).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("remove the %s bridge: %w: %s", b, err, out))
+			}
 		}
 	}
 	if fw, err := os.ReadFile(ipForwardPath); err == nil && strings.TrimSpace(string(fw)) != h.ipForward {

@@ -50,3 +50,33 @@ func TestRestore_RemovesWhatContainersAddedAndKeepsTheRest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimSpace(string(before)), strings.TrimSpace(string(after)))
 }
+
+func TestSaveOf_WatchesTheGivenChainsAndBridges(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("changing iptables and links needs root")
+	}
+	if _, err := exec.LookPath("iptables"); err != nil {
+		t.Skip("no iptables here")
+	}
+	run := func(name string, args ...string) {
+		t.Helper()
+		out, err := exec.Command(name, args...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	s, err := SaveOf([]string{"ASTEST-KUBE-"}, "astestbr0")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "link", "del", "astestbr0").Run()
+		_ = exec.Command("iptables", "-w", "-t", "nat", "-F", "ASTEST-KUBE-X").Run()
+		_ = exec.Command("iptables", "-w", "-t", "nat", "-X", "ASTEST-KUBE-X").Run()
+	})
+	run("iptables", "-w", "-t", "nat", "-N", "ASTEST-KUBE-X")
+	run("iptables", "-w", "-t", "nat", "-I", "POSTROUTING", "-j", "ASTEST-KUBE-X")
+	run("ip", "link", "add", "astestbr0", "type", "bridge")
+
+	require.NoError(t, s.Restore())
+	out, err := exec.Command("iptables-save", "-t", "nat").Output()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "ASTEST-KUBE-X")
+	assert.Error(t, exec.Command("ip", "link", "show", "astestbr0").Run(), "the bridge made after Save is gone")
+}
