@@ -12,10 +12,7 @@
 package container
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,11 +23,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actionserver/actionserver/e2e/internal/runtimeimage"
 	"github.com/actionserver/actionserver/internal/hostnet"
 )
 
 // env is what TestMain set up, for the tests.
 var env struct {
+	tools   runtimeimage.Tools
 	root    string // the checkout
 	bin     string // directory with action-server and actionctl
 	podman  string // the podman that runs everything (5.6.2, for its Docker API)
@@ -41,7 +40,7 @@ var env struct {
 }
 
 // e2eRepo is where the test images go.
-const e2eRepo = "localhost/action-server-e2e"
+const e2eRepo = runtimeimage.Repo
 
 // namePrefix marks every container the tests create, so TestMain can
 // remove what a failed test left.
@@ -78,28 +77,20 @@ func setUpAndRun(m *testing.M) int {
 	}()
 
 	start := time.Now()
-	vars, err := scriptVars(exec.Command(filepath.Join(root, "scripts/container-deps.sh")))
+	tools, err := runtimeimage.Install(root)
 	if err != nil {
-		return fail(fmt.Errorf("install the container tools: %w", err))
+		return fail(err)
 	}
-	env.podman, env.conf = vars["PODMAN_API"], vars["CONTAINERS_CONF"]
-	os.Setenv("CONTAINERS_CONF", env.conf)
-	os.Setenv("PODMAN_IGNORE_CGROUPSV1_WARNING", "1")
+	env.tools = tools
+	env.podman, env.conf = tools.Podman, tools.Conf
 	log("tools ready (%s) in %.0fs", env.podman, time.Since(start).Seconds())
 
 	if env.bin, err = os.MkdirTemp("", "as-e2e-container-bin-"); err != nil {
 		return fail(err)
 	}
 	defer os.RemoveAll(env.bin)
-	for _, cmd := range []string{"action-server", "actionctl"} {
-		// A fixed version keeps the image tags stable across commits, so a
-		// changed binary only takes the lock path (a new top layer).
-		build := exec.Command("go", "build", "-tags", "nomsgpack", "-trimpath", "-ldflags", "-X main.version=e2e", "-o", filepath.Join(env.bin, cmd), "./cmd/"+cmd)
-		build.Dir = root
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fail(fmt.Errorf("build %s: %w\n%s", cmd, err, out))
-		}
+	if err := tools.BuildBinaries(env.bin); err != nil {
+		return fail(err)
 	}
 
 	start = time.Now()
@@ -161,24 +152,6 @@ func fail(err error) int {
 	return 1
 }
 
-// scriptVars runs a script that prints KEY=VALUE lines and returns them.
-func scriptVars(cmd *exec.Cmd) (map[string]string, error) {
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w\n%s", cmd.Path, err, stderr.String())
-	}
-	vars := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			vars[k] = v
-		}
-	}
-	return vars, nil
-}
-
 // podmanCmd is the podman the tests use, with the settings it needs.
 func podmanCmd(ctx context.Context, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, env.podman, args...)
@@ -186,38 +159,17 @@ func podmanCmd(ctx context.Context, args ...string) *exec.Cmd {
 
 // baseImage makes (or reuses) a local Debian image with the packages.
 func baseImage(name string, pkgs ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(env.root, "scripts/container-base.sh"), append([]string{name}, pkgs...)...)
-	cmd.Env = append(os.Environ(), "PODMAN="+env.podman)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("base image %s: %w\n%s", name, err, stderr.String())
-	}
-	return strings.TrimSpace(string(out)), nil
+	return env.tools.BaseImage(name, pkgs...)
 }
 
 // buildImage runs `actionctl build` on base with buildah, which shares
 // podman's store, and returns the image it names.
 func buildImage(base string, flags ...string) (string, error) {
-	args := append([]string{"build", "--json", "--builder", "buildah", "--base-image", base, "--repo", e2eRepo}, flags...)
-	cmd := exec.Command(filepath.Join(env.bin, "actionctl"), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tail := stderr.String()
-		if len(tail) > 4000 {
-			tail = tail[len(tail)-4000:]
-		}
-		return "", fmt.Errorf("actionctl build on %s: %w\n%s", base, err, tail)
+	img, err := runtimeimage.BuildImage(filepath.Join(env.bin, "actionctl"), base, flags...)
+	if err == nil {
+		usedImages.Store(img, true)
 	}
-	var res struct{ Image string }
-	if err := json.Unmarshal(out, &res); err != nil || res.Image == "" {
-		return "", fmt.Errorf("actionctl build: no image in %q: %v", out, err)
-	}
-	usedImages.Store(res.Image, true)
-	return res.Image, nil
+	return img, err
 }
 
 // service is podman's Docker API, serving on a socket in a directory of
