@@ -139,7 +139,10 @@ type server struct {
 
 // manifests are the sandbox variants: each holds one Deployment and its
 // Service.
-var manifests = []string{"action-server.yaml", "action-server-restricted.yaml"}
+var manifests = []string{"action-server.yaml", "action-server-restricted.yaml", "action-server-pool.yaml"}
+
+// lockedDown are the manifests under the restricted Pod Security Standard.
+var lockedDown = []string{"action-server-restricted.yaml", "action-server-pool.yaml"}
 
 // loadFile decodes one manifest.
 func loadFile(t *testing.T, path string) objects {
@@ -236,14 +239,19 @@ func TestDeployment_APIKeyFromSecret(t *testing.T) { eachServer(t, apiKeyFromSec
 func apiKeyFromSecret(t *testing.T, s server) {
 	var ref *corev1.SecretKeySelector
 	for _, e := range s.container.Env {
-		if e.Name == "SESSION_API_KEY" {
+		switch e.Name {
+		case "SESSION_API_KEY":
 			assert.Empty(t, e.Value, "the key must not be written in the manifest")
 			if e.ValueFrom != nil {
 				ref = e.ValueFrom.SecretKeyRef
 			}
+		case "INIT_TOKEN", "INIT_TOKEN_FILE":
+			// A warm pool's pods get their key when claimed; the init
+			// token that guards the claim comes from a Secret instead.
+			ref = initTokenFromSecret(t, s, e)
 		}
 	}
-	require.NotNil(t, ref, "SESSION_API_KEY must come from a secretKeyRef")
+	require.NotNil(t, ref, "SESSION_API_KEY (or a warm pool's init token) must come from a Secret")
 	// An optional ref to a missing Secret starts the server without a key,
 	// open to anyone who reaches the pod.
 	assert.False(t, ref.Optional != nil && *ref.Optional, "secretKeyRef must not be optional")
@@ -264,6 +272,29 @@ func apiKeyFromSecret(t *testing.T, s server) {
 		provided[string(m[1])+"/"+string(m[2])] = true
 	}
 	assert.True(t, provided[ref.Name+"/"+ref.Key], "no Secret %q with key %q in the manifests or README.md (have %v)", ref.Name, ref.Key, provided)
+}
+
+// initTokenFromSecret checks that a pool's init token is a file of a
+// Secret volume (so it never enters the server's environment) and
+// returns that Secret's key.
+func initTokenFromSecret(t *testing.T, s server, e corev1.EnvVar) *corev1.SecretKeySelector {
+	t.Helper()
+	require.Equal(t, "INIT_TOKEN_FILE", e.Name, "the init token is read from a file, not the environment")
+	for _, m := range s.container.VolumeMounts {
+		rel, err := filepath.Rel(m.MountPath, e.Value)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		assert.True(t, m.ReadOnly, "the init token's volume is read-only")
+		for _, v := range s.deployment.Spec.Template.Spec.Volumes {
+			if v.Name == m.Name && v.Secret != nil {
+				assert.False(t, v.Secret.Optional != nil && *v.Secret.Optional, "the init token's Secret must not be optional")
+				return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: v.Secret.SecretName}, Key: rel}
+			}
+		}
+	}
+	t.Fatalf("INIT_TOKEN_FILE %s is not in a Secret volume", e.Value)
+	return nil
 }
 
 func TestDeployment_GracePeriodExceedsDrain(t *testing.T) { eachServer(t, gracePeriodExceedsDrain) }
@@ -356,7 +387,12 @@ func TestDecode_Secret(t *testing.T) {
 // (kubernetes.io/docs/concepts/security/pod-security-standards), and what
 // the server then needs: a writable workspace and /tmp on a read-only root.
 func TestRestricted_MeetsThePodSecurityStandard(t *testing.T) {
-	s := loadServerFrom(t, "action-server-restricted.yaml")
+	for _, m := range lockedDown {
+		t.Run(m, func(t *testing.T) { meetsThePodSecurityStandard(t, loadServerFrom(t, m)) })
+	}
+}
+
+func meetsThePodSecurityStandard(t *testing.T, s server) {
 	pod := s.deployment.Spec.Template.Spec
 	c := s.container
 	require.NotNil(t, pod.SecurityContext)
@@ -390,8 +426,7 @@ func TestRestricted_MeetsThePodSecurityStandard(t *testing.T) {
 	assert.True(t, csc.ReadOnlyRootFilesystem != nil && *csc.ReadOnlyRootFilesystem, "readOnlyRootFilesystem")
 	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
-		assert.False(t, m.ReadOnly, m.MountPath)
-		mounted[m.MountPath] = true
+		mounted[m.MountPath] = !m.ReadOnly
 	}
 	for _, dir := range []string{s.cfg.WorkDir, "/tmp"} {
 		assert.True(t, mounted[dir], "%s is writable (a volume)", dir)
