@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/internal/chown"
@@ -187,7 +186,7 @@ func run(args []string) int {
 	// Plugins take seconds; meanwhile /alive answers 503 and /server_info
 	// shows their states.
 	if set != nil {
-		srv.ShowStarting(func() []api.PluginStatus { return executor.PluginStatuses(set) })
+		srv.ShowStarting(func() []executor.PluginStatus { return executor.PluginStatuses(set) })
 		if err := startPlugins(ctx, set, sb.pluginEnv(log), log); err != nil {
 			log.Error("start-up failed", "error", err)
 			shutdown(httpSrv, exec, log)
