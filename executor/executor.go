@@ -48,6 +48,9 @@ type Options struct {
 	// Shell holds further shell settings (timeouts, limits); its Dir, Env,
 	// Credential and Logger are set from the fields above.
 	Shell shell.Options
+	// Run configures OpenHands' run policy over the shells: the no-change
+	// timeout and how much of a command's output an observation shows.
+	Run ohrun.Options
 	// FileOwner receives the files and directories that write and the
 	// editor's create make, and the browser's copies of downloads; the
 	// zero value leaves them the server's.
@@ -242,7 +245,7 @@ func (e *Executor) runner(sh *shell.Session) *ohrun.Runner {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ohRunner == nil || e.ohRunner.Shell() != sh {
-		e.ohRunner = ohrun.New(sh, ohrun.FromShell(e.opts.Shell))
+		e.ohRunner = ohrun.New(sh, e.opts.Run)
 	}
 	return e.ohRunner
 }

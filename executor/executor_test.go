@@ -21,7 +21,7 @@ func newExecutor(t *testing.T) *Executor {
 	e, err := New(context.Background(), Options{
 		WorkDir: t.TempDir(),
 		Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()},
-		Shell:   shell.Options{NoChangeTimeout: 2 * time.Second},
+		Run:     ohrun.Options{NoChangeTimeout: 2 * time.Second},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {

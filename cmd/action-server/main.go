@@ -24,6 +24,7 @@ import (
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/server"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // version is stamped at build time.
@@ -326,7 +327,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		owner = chown.To(sb.user.UID, sb.user.UID)
 	}
 	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)),
-		NoChangeTimeout: t.noChange, StartTimeout: t.shellStart}
+		StartTimeout: t.shellStart}
 	return executor.Options{
 		Started:       started,
 		WorkDir:       sb.workDir,
@@ -335,6 +336,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		FileOwner:     owner,
 		Env:           sb.env,
 		Shell:         shellOpts,
+		Run:           ohrun.Options{NoChangeTimeout: t.noChange},
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,
