@@ -3,8 +3,9 @@
 // plugins), runs each action on the right one, serves the named sessions
 // of the native API (Session, Command), and keeps the bookkeeping the
 // server reports (uptime, idle time). It speaks the components' results
-// to its callers as event and api types, and its errors are its own, each
-// of a Kind. It knows nothing of HTTP, so tests and other programs can
+// to its callers as event types and as its own plain values, which each
+// front end maps to its wire format, and its errors are its own, each of
+// a Kind. It knows nothing of HTTP, so tests and other programs can
 // drive it in-process.
 package executor
 
@@ -17,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/files"
@@ -48,6 +48,9 @@ type Options struct {
 	// Shell holds further shell settings (timeouts, limits); its Dir, Env,
 	// Credential and Logger are set from the fields above.
 	Shell shell.Options
+	// Run configures OpenHands' run policy over the shells: the no-change
+	// timeout and how much of a command's output an observation shows.
+	Run ohrun.Options
 	// FileOwner receives the files and directories that write and the
 	// editor's create make, and the browser's copies of downloads; the
 	// zero value leaves them the server's.
@@ -242,7 +245,7 @@ func (e *Executor) runner(sh *shell.Session) *ohrun.Runner {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ohRunner == nil || e.ohRunner.Shell() != sh {
-		e.ohRunner = ohrun.New(sh, ohrun.FromShell(e.opts.Shell))
+		e.ohRunner = ohrun.New(sh, e.opts.Run)
 	}
 	return e.ohRunner
 }
@@ -326,24 +329,43 @@ func (e *Executor) restartDefault(done chan struct{}) {
 	}
 }
 
+// ShellState is the state of the default shell. Front ends map it to
+// their wire names.
+type ShellState int
+
+// The states of the default shell.
+const (
+	ShellStarting ShellState = iota
+	ShellReady
+	ShellFailed
+)
+
+// ShellStatus is the default shell's state and, while it is failed or
+// starting again after a failure, why its last start failed.
+type ShellStatus struct {
+	State ShellState
+	// Error is empty unless a start failed.
+	Error string
+}
+
 // ShellStatus reports the state of the default shell.
-func (e *Executor) ShellStatus() api.ShellStatus {
+func (e *Executor) ShellStatus() ShellStatus {
 	select {
 	case <-e.defaultDone:
 	default:
-		return api.ShellStatus{State: api.ShellStarting}
+		return ShellStatus{State: ShellStarting}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
 	case e.sessions[DefaultSession] != nil:
-		return api.ShellStatus{State: api.ShellReady}
+		return ShellStatus{State: ShellReady}
 	case e.restart != nil && e.defaultErr != nil:
-		return api.ShellStatus{State: api.ShellStarting, Error: e.defaultErr.Error()}
+		return ShellStatus{State: ShellStarting, Error: e.defaultErr.Error()}
 	case e.defaultErr != nil:
-		return api.ShellStatus{State: api.ShellFailed, Error: e.defaultErr.Error()}
+		return ShellStatus{State: ShellFailed, Error: e.defaultErr.Error()}
 	}
-	return api.ShellStatus{State: api.ShellFailed, Error: ErrClosed.Error()}
+	return ShellStatus{State: ShellFailed, Error: ErrClosed.Error()}
 }
 
 // cwd returns the default shell's working directory, against which

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/event"
 	"github.com/actionserver/actionserver/shell"
 	"github.com/actionserver/actionserver/shell/ohrun"
@@ -22,7 +21,7 @@ func newExecutor(t *testing.T) *Executor {
 	e, err := New(context.Background(), Options{
 		WorkDir: t.TempDir(),
 		Env:     []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()},
-		Shell:   shell.Options{NoChangeTimeout: 2 * time.Second},
+		Run:     ohrun.Options{NoChangeTimeout: 2 * time.Second},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -229,7 +228,7 @@ func TestRun_HangingStartupIsAnErrorObservationAndRetried(t *testing.T) {
 	err := e.Ready(context.Background())
 	require.ErrorIs(t, err, shell.ErrStartTimeout)
 	st := e.ShellStatus()
-	assert.Equal(t, api.ShellFailed, st.State)
+	assert.Equal(t, ShellFailed, st.State)
 	assert.Contains(t, st.Error, "~/.bashrc")
 
 	for _, hidden := range []bool{false, true} {
@@ -245,5 +244,5 @@ func TestRun_HangingStartupIsAnErrorObservationAndRetried(t *testing.T) {
 	require.NoError(t, os.WriteFile(rc, []byte("true\n"), 0o644))
 	obs := execute(t, e, runAction("echo up", nil))
 	assert.Equal(t, "up", obs.(*event.CmdOutput).Content)
-	assert.Equal(t, api.ShellStatus{State: api.ShellReady}, e.ShellStatus())
+	assert.Equal(t, ShellStatus{State: ShellReady}, e.ShellStatus())
 }

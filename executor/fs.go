@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/files"
 )
 
@@ -89,24 +89,77 @@ func (e *Executor) tree() *files.Tree {
 	return &files.Tree{Workspace: e.opts.WorkDir, Owner: e.fileOwner()}
 }
 
-// fileInfo converts a component entry to the wire's.
-func fileInfo(en files.Entry) api.FileInfo {
-	mode := uint32(en.Mode.Perm())
-	if en.Mode&fs.ModeSetuid != 0 {
-		mode |= 0o4000
+// FileEntry describes one file-system entry. Front ends map it to their
+// wire format.
+type FileEntry struct {
+	// Name is the base name; Path the path as the request named it,
+	// cleaned.
+	Name, Path string
+	Type       FileType
+	Size       int64
+	// Mode holds the permission bits and fs.ModeSetuid, fs.ModeSetgid
+	// and fs.ModeSticky, nothing else.
+	Mode     fs.FileMode
+	Modified time.Time
+	UID      int
+	GID      int
+	// Target is a symlink's target as stored in the link; empty for
+	// anything else.
+	Target string
+}
+
+// FileType is the type of a FileEntry.
+type FileType int
+
+// The types of a FileEntry.
+const (
+	// FileOther is anything but a regular file, a directory or a symlink
+	// (a device, a socket, a FIFO).
+	FileOther FileType = iota
+	FileRegular
+	FileDir
+	FileSymlink
+)
+
+// fileEntry converts a component entry to the executor's, so a rename
+// inside files/ cannot change what clients receive.
+func fileEntry(en files.Entry) FileEntry {
+	return FileEntry{
+		Name:     en.Name,
+		Path:     en.Path,
+		Type:     fileType(en.Type),
+		Size:     en.Size,
+		Mode:     en.Mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky),
+		Modified: en.ModTime,
+		UID:      en.UID,
+		GID:      en.GID,
+		Target:   en.Target,
 	}
-	if en.Mode&fs.ModeSetgid != 0 {
-		mode |= 0o2000
+}
+
+// fileType is a component entry's type as the executor reports it.
+func fileType(t string) FileType {
+	switch t {
+	case files.TypeFile:
+		return FileRegular
+	case files.TypeDir:
+		return FileDir
+	case files.TypeSymlink:
+		return FileSymlink
 	}
-	if en.Mode&fs.ModeSticky != 0 {
-		mode |= 0o1000
-	}
-	return api.FileInfo{Name: en.Name, Path: en.Path, Type: en.Type, Size: en.Size,
-		Mode: fmt.Sprintf("%04o", mode), Modified: en.ModTime, UID: en.UID, GID: en.GID, Target: en.Target}
+	return FileOther
+}
+
+// FileWritten is what WriteFile did.
+type FileWritten struct {
+	// Bytes is how many bytes the call wrote.
+	Bytes int64
+	// Size is the file's size afterwards.
+	Size int64
 }
 
 // StatFile describes the entry at path, not following a final symlink.
-func (e *Executor) StatFile(path string) (api.FileInfo, error) {
+func (e *Executor) StatFile(path string) (FileEntry, error) {
 	var en files.Entry
 	err := e.fsUser.Do(func() error {
 		var err error
@@ -114,13 +167,14 @@ func (e *Executor) StatFile(path string) (api.FileInfo, error) {
 		return err
 	})
 	if err != nil {
-		return api.FileInfo{}, fsError(err)
+		return FileEntry{}, fsError(err)
 	}
-	return fileInfo(en), nil
+	return fileEntry(en), nil
 }
 
-// ListDir describes the entries of the directory at path, by name.
-func (e *Executor) ListDir(path string) (api.FileList, error) {
+// ListDir describes the entries of the directory at path, by name; never
+// nil when err is nil.
+func (e *Executor) ListDir(path string) ([]FileEntry, error) {
 	var entries []files.Entry
 	err := e.fsUser.Do(func() error {
 		var err error
@@ -128,18 +182,18 @@ func (e *Executor) ListDir(path string) (api.FileList, error) {
 		return err
 	})
 	if err != nil {
-		return api.FileList{}, fsError(err)
+		return nil, fsError(err)
 	}
-	out := api.FileList{Path: path, Entries: make([]api.FileInfo, len(entries))}
+	out := make([]FileEntry, len(entries))
 	for i, en := range entries {
-		out.Entries[i] = fileInfo(en)
+		out[i] = fileEntry(en)
 	}
 	return out, nil
 }
 
 // OpenFile opens the regular file at path for reading; the caller closes
 // it.
-func (e *Executor) OpenFile(path string) (*os.File, api.FileInfo, error) {
+func (e *Executor) OpenFile(path string) (*os.File, FileEntry, error) {
 	var f *os.File
 	var en files.Entry
 	err := e.fsUser.Do(func() error {
@@ -148,9 +202,9 @@ func (e *Executor) OpenFile(path string) (*os.File, api.FileInfo, error) {
 		return err
 	})
 	if err != nil {
-		return nil, api.FileInfo{}, fsError(err)
+		return nil, FileEntry{}, fsError(err)
 	}
-	return f, fileInfo(en), nil
+	return f, fileEntry(en), nil
 }
 
 // FileWrite is how WriteFile stores a body.
@@ -167,12 +221,12 @@ type FileWrite struct {
 }
 
 // WriteFile streams body into the file at path.
-func (e *Executor) WriteFile(ctx context.Context, path string, body io.Reader, w FileWrite) (api.FileWritten, error) {
+func (e *Executor) WriteFile(ctx context.Context, path string, body io.Reader, w FileWrite) (FileWritten, error) {
 	opts := files.WriteOptions{Parents: w.Parents, Offset: w.Offset, Size: w.Size}
 	if w.Mode != "" {
 		m, err := files.ParseMode(w.Mode)
 		if err != nil {
-			return api.FileWritten{}, ErrBadMode.with(err)
+			return FileWritten{}, ErrBadMode.with(err)
 		}
 		opts.Mode = m
 	}
@@ -185,11 +239,11 @@ func (e *Executor) WriteFile(ctx context.Context, path string, body io.Reader, w
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return api.FileWritten{}, fmt.Errorf("write %s: %w", path, ctx.Err())
+			return FileWritten{}, fmt.Errorf("write %s: %w", path, ctx.Err())
 		}
-		return api.FileWritten{}, fsError(err)
+		return FileWritten{}, fsError(err)
 	}
-	out := api.FileWritten{Path: path, Bytes: n, Size: n}
+	out := FileWritten{Bytes: n, Size: n}
 	if w.Offset != nil {
 		out.Size += *w.Offset
 	}

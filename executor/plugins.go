@@ -1,41 +1,64 @@
 package executor
 
 import (
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/plugins"
 )
 
+// PluginState is where a plugin is in its life. Front ends map it to
+// their wire names.
+type PluginState int
+
+// The states of a plugin.
+const (
+	PluginStarting PluginState = iota
+	PluginReady
+	PluginFailed
+	// PluginDisabled: it cannot run here; the status's Error says why.
+	PluginDisabled
+	// PluginRestarting: its process died; it is being restarted.
+	PluginRestarting
+)
+
+// PluginStatus is one plugin's state.
+type PluginStatus struct {
+	Name  string
+	State PluginState
+	// Error says why the plugin failed, is disabled or is restarting.
+	Error string
+	// Port is the loopback port of the plugin's own server; 0 when none.
+	Port int
+}
+
 // PluginStatuses reports the states of the executor's plugins, in start
 // order ([] when there are none).
-func (e *Executor) PluginStatuses() []api.PluginStatus { return PluginStatuses(e.opts.Plugins) }
+func (e *Executor) PluginStatuses() []PluginStatus { return PluginStatuses(e.opts.Plugins) }
 
 // PluginStatuses reports the states of a set of plugins (nil: none), also
 // while they start, before the executor that will own them exists.
-func PluginStatuses(set *plugins.Set) []api.PluginStatus {
+func PluginStatuses(set *plugins.Set) []PluginStatus {
 	sts := set.Statuses()
-	out := make([]api.PluginStatus, len(sts))
+	out := make([]PluginStatus, len(sts))
 	for i, st := range sts {
-		out[i] = api.PluginStatus{Name: st.Name, State: pluginState(st.State), Error: st.Error, Port: st.Port}
+		out[i] = PluginStatus{Name: st.Name, State: pluginState(st.State), Error: st.Error, Port: st.Port}
 	}
 	return out
 }
 
-// pluginState names a plugin's state on the wire, so a rename inside
-// plugins/ cannot change what clients receive.
-func pluginState(s plugins.State) api.PluginState {
+// pluginState is a plugin's state as the executor reports it, so a rename
+// inside plugins/ cannot change what clients receive. A state it does not
+// know is a failure: the plugin is not known to serve.
+func pluginState(s plugins.State) PluginState {
 	switch s {
 	case plugins.StateStarting:
-		return api.PluginStarting
+		return PluginStarting
 	case plugins.StateReady:
-		return api.PluginReady
-	case plugins.StateFailed:
-		return api.PluginFailed
+		return PluginReady
 	case plugins.StateDisabled:
-		return api.PluginDisabled
+		return PluginDisabled
 	case plugins.StateRestarting:
-		return api.PluginRestarting
+		return PluginRestarting
 	}
-	return api.PluginState(s)
+	return PluginFailed
 }
 
 // tokenHolder is what the vscode plugin offers: its connection token.

@@ -36,7 +36,7 @@ func (e *Executor) run(ctx context.Context, a *event.CmdRun) (event.Observation,
 		// Upstream leaves static shells running forever; one per action
 		// would leak, so it ends with the action.
 		defer closeShell(context.Background(), s, time.Second)
-		sess = ohrun.New(s, ohrun.FromShell(e.opts.Shell))
+		sess = ohrun.New(s, e.opts.Run)
 	}
 
 	if !a.IsInput {

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -233,7 +232,7 @@ func TestTransfer_RefusalsHaveKinds(t *testing.T) {
 
 func TestPluginStatuses_NoneIsAnEmptyList(t *testing.T) {
 	e := newExecutor(t)
-	assert.Equal(t, []api.PluginStatus{}, e.PluginStatuses())
+	assert.Equal(t, []PluginStatus{}, e.PluginStatuses())
 	assert.Nil(t, e.VSCodeToken())
 }
 

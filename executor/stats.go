@@ -3,8 +3,6 @@ package executor
 import (
 	"maps"
 	"slices"
-
-	"github.com/actionserver/actionserver/api"
 )
 
 // Stats are the counts a metrics scrape reports.
@@ -21,7 +19,7 @@ type Stats struct {
 	// OutputKept is the finished commands' output the budget holds now.
 	OutputKept int64
 	// Plugins and MCPServers are their states, as /server_info shows them.
-	Plugins    []api.PluginStatus
+	Plugins    []PluginStatus
 	MCPServers []MCPServerStatus
 }
 

@@ -94,7 +94,7 @@ func (s *Server) readFile(c *gin.Context) {
 	defer f.Close()
 	h := c.Writer.Header()
 	h.Set("Content-Type", "application/octet-stream")
-	h.Set(api.HeaderFileMode, info.Mode)
+	h.Set(api.HeaderFileMode, fileMode(info.Mode))
 	h.Set("ETag", fmt.Sprintf(`"%x-%x"`, info.Size, info.Modified.UnixNano()))
 	if gz {
 		h.Set("Content-Encoding", "gzip")
@@ -205,7 +205,7 @@ func (s *Server) writeFile(c *gin.Context) {
 		return
 	}
 	s.log.Debug("file written", "path", p, "bytes", out.Bytes, "duration", time.Since(start))
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, fileWritten(p, out))
 }
 
 func (s *Server) statFile(c *gin.Context) {
@@ -222,7 +222,7 @@ func (s *Server) statFile(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, info)
+	c.JSON(http.StatusOK, fileInfo(info))
 }
 
 // listDir answers GET /files/list[?path=P]: the workspace without a path.
@@ -232,12 +232,12 @@ func (s *Server) listDir(c *gin.Context) {
 		return
 	}
 	p := c.DefaultQuery("path", ".")
-	list, err := e.ListDir(p)
+	entries, err := e.ListDir(p)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, list)
+	c.JSON(http.StatusOK, fileList(p, entries))
 }
 
 // entryOp is the handler of a route that decodes a request of type R,

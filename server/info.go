@@ -54,16 +54,16 @@ func (s *Server) serverInfo(c *gin.Context) {
 	if e := s.exec.Load(); e != nil {
 		info.Uptime = e.Uptime().Seconds()
 		info.IdleTime = e.IdleTime().Seconds()
-		info.Plugins = e.PluginStatuses()
+		info.Plugins = pluginStatuses(e.PluginStatuses())
 		info.MCPServers = mcpServers(e.MCPServers())
-		info.Shell = e.ShellStatus()
+		info.Shell = shellStatus(e.ShellStatus())
 	} else {
 		info.Shell = api.ShellStatus{State: api.ShellStarting}
 		// Still starting: nothing has run, so idle equals uptime.
 		info.Uptime = sinceSeconds(s.started)
 		info.IdleTime = info.Uptime
 		if starting := s.starting.Load(); starting != nil {
-			info.Plugins = (*starting)()
+			info.Plugins = pluginStatuses((*starting)())
 		}
 	}
 	c.JSON(http.StatusOK, info)

@@ -133,7 +133,7 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		if starting := s.starting.Load(); starting != nil {
 			for _, p := range (*starting)() {
 				for _, st := range pluginStates {
-					gauge(descPlugin, flag(p.State == st), p.Name, string(st))
+					gauge(descPlugin, flag(pluginStateNames[p.State] == st), p.Name, string(st))
 				}
 			}
 		}
@@ -148,7 +148,7 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descIdle, e.IdleTime().Seconds())
 	for _, p := range st.Plugins {
 		for _, state := range pluginStates {
-			gauge(descPlugin, flag(p.State == state), p.Name, string(state))
+			gauge(descPlugin, flag(pluginStateNames[p.State] == state), p.Name, string(state))
 		}
 	}
 	for _, m := range st.MCPServers {

@@ -60,7 +60,7 @@ type Server struct {
 
 	// starting reports the plugins' states /server_info shows until exec
 	// is set.
-	starting atomic.Pointer[func() []api.PluginStatus]
+	starting atomic.Pointer[func() []executor.PluginStatus]
 	// ready is closed when exec is set, once.
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -119,7 +119,7 @@ func (s *Server) SetReady(e *executor.Executor) {
 // still starting, as states returns them, so a host waiting for /alive can
 // see what it waits for; once SetReady is called the executor's plugins are
 // reported instead.
-func (s *Server) ShowStarting(states func() []api.PluginStatus) { s.starting.Store(&states) }
+func (s *Server) ShowStarting(states func() []executor.PluginStatus) { s.starting.Store(&states) }
 
 // Handler returns the http.Handler of the API.
 func (s *Server) Handler() http.Handler { return s.engine }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io/fs"
 	"testing"
 	"time"
 
@@ -127,6 +128,94 @@ func TestMCPServers_AsServerInfoListsThem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := json.Marshal(mcpServers(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
+
+func TestFileInfo_CarriesEveryFieldToTheWire(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		in   executor.FileEntry
+		want string
+	}{
+		{"file", executor.FileEntry{Name: "f", Path: "d/f", Type: executor.FileRegular, Size: 12, Mode: 0o644,
+			Modified: at, UID: 1000, GID: 1001},
+			`{"name":"f","path":"d/f","type":"file","size":12,"mode":"0644","modified":"2026-01-02T03:04:05Z",
+			"uid":1000,"gid":1001}`},
+		{"dir with set-id and sticky bits", executor.FileEntry{Name: "d", Path: "d", Type: executor.FileDir,
+			Mode: 0o755 | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky, Modified: at},
+			`{"name":"d","path":"d","type":"dir","size":0,"mode":"7755","modified":"2026-01-02T03:04:05Z",
+			"uid":0,"gid":0}`},
+		{"symlink", executor.FileEntry{Name: "l", Path: "l", Type: executor.FileSymlink, Size: 4, Mode: 0o777,
+			Modified: at, Target: "/etc"},
+			`{"name":"l","path":"l","type":"symlink","size":4,"mode":"0777","modified":"2026-01-02T03:04:05Z",
+			"uid":0,"gid":0,"target":"/etc"}`},
+		{"other", executor.FileEntry{Name: "p", Path: "p", Type: executor.FileOther, Mode: 0o600, Modified: at},
+			`{"name":"p","path":"p","type":"other","size":0,"mode":"0600","modified":"2026-01-02T03:04:05Z",
+			"uid":0,"gid":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(fileInfo(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
+
+func TestFileList_EmptyIsAnEmptyList(t *testing.T) {
+	b, err := json.Marshal(fileList("d", nil))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"path":"d","entries":[]}`, string(b))
+}
+
+func TestFileWritten_CarriesEveryFieldToTheWire(t *testing.T) {
+	b, err := json.Marshal(fileWritten("d/f", executor.FileWritten{Bytes: 5, Size: 12}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"path":"d/f","bytes":5,"size":12}`, string(b))
+}
+
+func TestPluginStatuses_AsServerInfoListsThem(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []executor.PluginStatus
+		want string
+	}{
+		{"none is an empty list", nil, `[]`},
+		{"each state by its name", []executor.PluginStatus{
+			{Name: "a", State: executor.PluginStarting},
+			{Name: "b", State: executor.PluginReady, Port: 8001},
+			{Name: "c", State: executor.PluginFailed, Error: "exit 1"},
+			{Name: "d", State: executor.PluginDisabled, Error: "no display"},
+			{Name: "e", State: executor.PluginRestarting, Error: "died"},
+		}, `[{"name":"a","state":"starting"},{"name":"b","state":"ready","port":8001},
+			{"name":"c","state":"failed","error":"exit 1"},{"name":"d","state":"disabled","error":"no display"},
+			{"name":"e","state":"restarting","error":"died"}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(pluginStatuses(tt.in))
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
+
+func TestShellStatus_NamesEveryStateAsTheWireDoes(t *testing.T) {
+	tests := []struct {
+		in   executor.ShellStatus
+		want string
+	}{
+		{executor.ShellStatus{State: executor.ShellStarting}, `{"state":"starting"}`},
+		{executor.ShellStatus{State: executor.ShellReady}, `{"state":"ready"}`},
+		{executor.ShellStatus{State: executor.ShellFailed, Error: "rc hangs"}, `{"state":"failed","error":"rc hangs"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			b, err := json.Marshal(shellStatus(tt.in))
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(b))
 		})

@@ -16,9 +16,8 @@ func newSession(t *testing.T, mod func(*Options)) *Session {
 	t.Helper()
 	home := t.TempDir()
 	opts := Options{
-		Dir:             t.TempDir(),
-		Env:             []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8"},
-		NoChangeTimeout: 2 * time.Second,
+		Dir: t.TempDir(),
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8"},
 	}
 	if mod != nil {
 		mod(&opts)

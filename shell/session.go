@@ -26,26 +26,12 @@ type Options struct {
 	Bash string
 	// TempDir holds the per-session files; default os.TempDir().
 	TempDir string
-	// NoChangeTimeout, HistoryLines and MaxOutputChars are settings of
-	// OpenHands' policy (shell/ohrun, see its FromShell), carried here for
-	// the callers that configure one struct; the engine reads none of them.
-	//
-	// NoChangeTimeout ends the wait for a non-blocking command that has
-	// printed nothing for this long; default 10s.
-	NoChangeTimeout time.Duration
 	// Rows and Cols are the terminal size; default 1000 by 1000, as wide as
 	// OpenHands' terminal so programs do not cut lines to fit.
 	Rows, Cols uint16
 	// OutputLimit is how many bytes of each command's output are kept;
 	// default 8 MiB. Older bytes are dropped.
 	OutputLimit int
-	// HistoryLines is how many lines of a command's output an observation
-	// shows at most, the rest being summarised by a prefix; default 11,000,
-	// the scroll-back plus screen of OpenHands' terminal.
-	HistoryLines int
-	// MaxOutputChars bounds the content of an observation that is not
-	// hidden: longer content keeps its head and tail; default 30,000.
-	MaxOutputChars int
 	// Logger receives the session's diagnostics; default slog.Default().
 	Logger *slog.Logger
 	// Budget, when set, bounds the finished commands' output across every

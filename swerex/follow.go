@@ -2,6 +2,7 @@ package swerex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,8 +13,9 @@ import (
 
 // A session's view of its command's output, as pexpect's buffer is
 // upstream's: what the last wait consumed is never returned again, and
-// the next wait starts where it stopped. Output is read by offset from the
-// engine; a match may end inside the live line (a prompt such as ">>> "
+// the next wait starts where it stopped. Output is followed from that
+// offset with the executor's Command.Follow, as every front end follows
+// it; a match may end inside the live line (a prompt such as ">>> "
 // that has no newline yet), so the consumed part of that line is kept as
 // text and skipped once the line becomes final.
 type cursor struct {
@@ -61,71 +63,132 @@ const (
 	searchOverlap = 4 << 10
 )
 
+// follower is what a wait reads output through: executor.Command's
+// Follow, which reports lost bytes, data, the live line and the end.
+type follower interface {
+	Follow(ctx context.Context, off int64, o executor.FollowOptions, emit func(executor.FollowEvent) bool)
+}
+
 // wait follows the command until a pattern matches the unconsumed output,
 // the command finishes, the timeout passes (timeout <= 0: none) or ctx
 // ends. A match or the end consumes the output it returns; a timeout
 // consumes nothing.
 func (cur *cursor) wait(ctx context.Context, timeout time.Duration, patterns []*regexp.Regexp) (waitResult, error) {
-	var deadline <-chan time.Time
+	return cur.waitOn(ctx, cur.cmd, timeout, patterns)
+}
+
+// waitOn is wait over f, which follows the cursor's command.
+func (cur *cursor) waitOn(ctx context.Context, f follower, timeout time.Duration, patterns []*regexp.Regexp) (waitResult, error) {
+	fctx := ctx
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
-	var final []byte    // final output from accStart, up to next
-	accStart := cur.off // offset of final[0]
-	next := cur.off     // offset just after final
-	var dropped int64   // bytes between cur.off and accStart not kept
-	searched := 0       // bytes of final searched for patterns already
-	for {
-		changed := cur.cmd.Changed()
-		var tail string
-		done := false
-		for {
-			ch := cur.cmd.Read(next, executor.MaxOutputChunk)
-			final = append(final, ch.Data...)
-			next, tail, done = ch.NextOffset, ch.Tail, ch.Done
-			if over := len(final) - maxWaitText; over > 0 {
-				final = append(final[:0], final[over:]...)
-				accStart += int64(over)
-				dropped += int64(over)
-				searched = max(0, searched-over)
-			}
-			if ch.Data == "" || done {
-				break
-			}
-		}
-		// A dropped start or a lost stretch leaves the offsets apart from
-		// final's length; what was lost counts as dropped.
-		if gap := next - accStart - int64(len(final)); gap > 0 {
-			accStart += gap
-			dropped += gap
-		}
-		view := string(final) + tail
-		skip := 0
-		if accStart == cur.off && cur.tailSkip != "" && strings.HasPrefix(view, cur.tailSkip) {
-			skip = len(cur.tailSkip)
-		}
-		from := max(skip, searched-searchOverlap)
-		if idx, start, end := earliest(view[from:], patterns); idx >= 0 {
-			start, end = start+from, end+from
-			text := view[skip:start]
-			cur.consume(string(final), tail, end, next)
-			return waitResult{text: droppedNote(dropped) + text, matched: idx}, nil
-		}
-		searched = len(final)
-		if done {
-			cur.consume(string(final), "", len(final), next)
-			return waitResult{text: droppedNote(dropped) + view[skip:], matched: -1, done: true}, nil
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			return waitResult{}, &errWaitTimeout{partial: droppedNote(dropped) + view[skip:]}
-		case <-ctx.Done():
-			return waitResult{}, ctx.Err()
-		}
+	w := &waitState{cur: cur, patterns: patterns, accStart: cur.off, next: cur.off}
+	f.Follow(fctx, cur.off, executor.FollowOptions{}, w.on)
+	switch {
+	case w.found:
+		return w.result, nil
+	case ctx.Err() != nil:
+		return waitResult{}, ctx.Err()
+	case fctx.Err() != nil:
+		view, skip := w.view()
+		return waitResult{}, &errWaitTimeout{partial: droppedNote(w.dropped) + view[skip:]}
 	}
+	return waitResult{}, errors.New("following the output stopped before the command ended")
+}
+
+// waitState is one wait's view of the output: the final output it keeps
+// (at most maxWaitText), the live line after it, and how far the patterns
+// were searched. Follow's events feed it; it searches whenever Follow has
+// reported everything there is (FollowIdle) and at the end.
+type waitState struct {
+	cur      *cursor
+	patterns []*regexp.Regexp
+	final    []byte // final output from accStart, up to next
+	accStart int64  // offset of final[0]
+	next     int64  // offset just after final
+	dropped  int64  // bytes between cur.off and accStart not kept
+	searched int    // bytes of final searched for patterns already
+	// tail is the live line after next. Follow reports it only when its
+	// text changes, also across new output, so the last one reported is
+	// the current one.
+	tail   string
+	found  bool
+	result waitResult
+}
+
+// on takes one event of Follow; false stops following (a result is
+// found).
+func (w *waitState) on(ev executor.FollowEvent) bool {
+	switch ev.Kind {
+	case executor.FollowLost:
+		w.skipTo(ev.To)
+	case executor.FollowOutput:
+		w.skipTo(ev.Offset)
+		w.final = append(w.final, ev.Data...)
+		w.next = ev.Next
+		if over := len(w.final) - maxWaitText; over > 0 {
+			w.final = append(w.final[:0], w.final[over:]...)
+			w.accStart += int64(over)
+			w.dropped += int64(over)
+			w.searched = max(0, w.searched-over)
+		}
+	case executor.FollowTail:
+		w.tail = ev.Tail
+	case executor.FollowIdle:
+		return !w.search(false)
+	case executor.FollowExit:
+		// A finished command has no live line: all of it is final.
+		w.skipTo(ev.Next)
+		w.tail = ""
+		w.search(true)
+		return false
+	}
+	return true
+}
+
+// skipTo moves the end of final to off, past output that was lost before
+// it was read; the lost bytes count as dropped.
+func (w *waitState) skipTo(off int64) {
+	if gap := off - w.next; gap > 0 {
+		w.accStart += gap
+		w.dropped += gap
+		w.next = off
+	}
+}
+
+// view is the unconsumed output as the patterns see it, final output and
+// live line, and where in it the part of the live line that an earlier
+// match consumed ends (0 when there is none).
+func (w *waitState) view() (view string, skip int) {
+	view = string(w.final) + w.tail
+	if w.accStart == w.cur.off && w.cur.tailSkip != "" && strings.HasPrefix(view, w.cur.tailSkip) {
+		skip = len(w.cur.tailSkip)
+	}
+	return view, skip
+}
+
+// search looks for the patterns in what was not searched yet and, when
+// one matches or the command is done, records the result and consumes its
+// output; it reports whether it did.
+func (w *waitState) search(done bool) bool {
+	view, skip := w.view()
+	from := max(skip, w.searched-searchOverlap)
+	if idx, start, end := earliest(view[from:], w.patterns); idx >= 0 {
+		start, end = start+from, end+from
+		w.cur.consume(string(w.final), w.tail, end, w.next)
+		w.found, w.result = true, waitResult{text: droppedNote(w.dropped) + view[skip:start], matched: idx}
+		return true
+	}
+	w.searched = len(w.final)
+	if done {
+		w.cur.consume(string(w.final), "", len(w.final), w.next)
+		w.found, w.result = true, waitResult{text: droppedNote(w.dropped) + view[skip:], matched: -1, done: true}
+		return true
+	}
+	return false
 }
 
 // droppedNote says how much output a wait could not keep.

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/browser"
 	"github.com/actionserver/actionserver/executor"
 	"github.com/actionserver/actionserver/internal/chown"
@@ -25,6 +24,7 @@ import (
 	"github.com/actionserver/actionserver/plugins"
 	"github.com/actionserver/actionserver/server"
 	"github.com/actionserver/actionserver/shell"
+	"github.com/actionserver/actionserver/shell/ohrun"
 )
 
 // version is stamped at build time.
@@ -187,7 +187,7 @@ func run(args []string) int {
 	// Plugins take seconds; meanwhile /alive answers 503 and /server_info
 	// shows their states.
 	if set != nil {
-		srv.ShowStarting(func() []api.PluginStatus { return executor.PluginStatuses(set) })
+		srv.ShowStarting(func() []executor.PluginStatus { return executor.PluginStatuses(set) })
 		if err := startPlugins(ctx, set, sb.pluginEnv(log), log); err != nil {
 			log.Error("start-up failed", "error", err)
 			shutdown(httpSrv, exec, log)
@@ -327,7 +327,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		owner = chown.To(sb.user.UID, sb.user.UID)
 	}
 	shellOpts := shell.Options{Logger: log, OutputLimit: cfg.OutputBuffer, Budget: shell.NewOutputBudget(int64(budget)),
-		NoChangeTimeout: t.noChange, StartTimeout: t.shellStart}
+		StartTimeout: t.shellStart}
 	return executor.Options{
 		Started:       started,
 		WorkDir:       sb.workDir,
@@ -336,6 +336,7 @@ func (sb *sandbox) executorOptions(cfg serverflags.Config, t timeouts, started t
 		FileOwner:     owner,
 		Env:           sb.env,
 		Shell:         shellOpts,
+		Run:           ohrun.Options{NoChangeTimeout: t.noChange},
 		EnableBrowser: cfg.EnableBrowser,
 		Browser:       browser.Options{Eager: cfg.BrowserEager},
 		Plugins:       set,

@@ -16,30 +16,39 @@ import (
 
 var ErrClosed = shell.ErrClosed
 
-// Session is a shell session with its Runner, and the options it was
-// started with.
+// Session is a shell session with its Runner, and the engine's options it
+// was started with.
 type Session struct {
 	*shell.Session
 	*Runner
 	opts shell.Options
 }
 
+// setup is what a test may change before its session starts: the
+// engine's options and the policy's.
+type setup struct {
+	shell shell.Options
+	run   Options
+}
+
 // newSession starts a session in a fresh directory with a clean HOME, so a
 // developer's own ~/.bashrc cannot change results.
-func newSession(t testing.TB, mod func(*shell.Options)) *Session {
+func newSession(t testing.TB, mod func(*setup)) *Session {
 	t.Helper()
 	home := t.TempDir()
-	opts := shell.Options{
-		Dir:             t.TempDir(),
-		Env:             []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8"},
-		NoChangeTimeout: 2 * time.Second,
+	o := setup{
+		shell: shell.Options{
+			Dir: t.TempDir(),
+			Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "LANG=C.UTF-8"},
+		},
+		run: Options{NoChangeTimeout: 2 * time.Second},
 	}
 	if mod != nil {
-		mod(&opts)
+		mod(&o)
 	}
-	sh, err := shell.Start(context.Background(), opts)
+	sh, err := shell.Start(context.Background(), o.shell)
 	require.NoError(t, err)
-	s := &Session{Session: sh, Runner: New(sh, FromShell(opts)), opts: opts}
+	s := &Session{Session: sh, Runner: New(sh, o.run), opts: o.shell}
 	if s.opts.OutputLimit <= 0 {
 		s.opts.OutputLimit = 8 << 20 // shell's default
 	}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/actionserver/actionserver/shell"
 )
 
 // step is one request of an interactive exchange and what it must return.
@@ -124,7 +122,7 @@ func TestRun_CommandsThatReadTheirFollowingLines(t *testing.T) {
 					t.Skipf("%s is not installed", tc.needs)
 				}
 			}
-			s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = quiet })
+			s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = quiet })
 			for i, st := range tc.steps {
 				req := Request{Command: st.command, IsInput: st.input}
 				if !st.waits {

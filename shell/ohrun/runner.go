@@ -48,12 +48,6 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// FromShell takes a Runner's options from the settings shell.Options
-// carries for it.
-func FromShell(o shell.Options) Options {
-	return Options{NoChangeTimeout: o.NoChangeTimeout, HistoryLines: o.HistoryLines, MaxOutputChars: o.MaxOutputChars}
-}
-
 // Runner runs OpenHands' requests in one shell session. It keeps what the
 // agent has seen of the session's last command, so there is one Runner per
 // session, and its requests take the session's request lock in turn.

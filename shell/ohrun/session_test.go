@@ -110,8 +110,8 @@ func TestRun_StatePersistsBetweenCommands(t *testing.T) {
 }
 
 func TestRun_ShellSetup(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) {
-		home := strings.TrimPrefix(o.Env[1], "HOME=")
+	s := newSession(t, func(o *setup) {
+		home := strings.TrimPrefix(o.shell.Env[1], "HOME=")
 		require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("export FROM_BASHRC=yes\n"), 0o644))
 	})
 	cases := []struct{ command, want string }{
@@ -171,7 +171,7 @@ func TestRun_TerminalModeIsRestoredBeforeEachCommand(t *testing.T) {
 }
 
 func TestRun_NoChangeTimeout(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd("echo start; sleep 2; echo end"))
 	assert.False(t, res.Finished)
 	assert.Equal(t, -1, res.Metadata.ExitCode)
@@ -192,7 +192,7 @@ func TestRun_NoChangeTimeout(t *testing.T) {
 }
 
 func TestRun_HardTimeoutKeepsCommandRunning(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "for i in 1 2 3; do echo $i; sleep 1; done", Timeout: 500 * time.Millisecond})
 	assert.Equal(t, "1", res.Content)
 	assert.Equal(t, "", res.Prefix)
@@ -220,7 +220,7 @@ func TestRun_HardTimeoutKeepsCommandRunning(t *testing.T) {
 }
 
 func TestRun_ContinuationShowsOnlyNewOutput(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "for i in 1 2 3; do echo $i; sleep 0.6; done", Timeout: 300 * time.Millisecond})
 	assert.Equal(t, "1", res.Content)
 	seen := []string{res.Content}
@@ -234,7 +234,7 @@ func TestRun_ContinuationShowsOnlyNewOutput(t *testing.T) {
 }
 
 func TestRun_InteractiveInput(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	res := run(t, s, cmd(`read -p "Enter name: " name && echo "Hello $name"`))
 	assert.Equal(t, "Enter name:", res.Content)
 	res = run(t, s, done("John", true))
@@ -260,7 +260,7 @@ func TestRun_InteractiveInput(t *testing.T) {
 }
 
 func TestRun_ControlKeys(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	run(t, s, cmd("cat"))
 	res := run(t, s, done("C-d", true))
 	assert.True(t, res.Finished)
@@ -333,7 +333,7 @@ func TestRun_MemoryBoundedForHugeOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prints 48 MB through a terminal")
 	}
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Minute })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Minute })
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -367,7 +367,7 @@ func TestRun_RestartsAfterShellDies(t *testing.T) {
 }
 
 func TestRun_OutputOfCommandFinishedUnwatchedIsNotLost(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = 30 * time.Second })
 	res := run(t, s, Request{Command: "sleep 0.5; echo first", Timeout: 100 * time.Millisecond})
 	require.False(t, res.Finished)
 	time.Sleep(time.Second)
@@ -383,7 +383,7 @@ func TestRun_OutputOfCommandFinishedUnwatchedIsNotLost(t *testing.T) {
 }
 
 func TestRun_CanceledRequestLeavesCommandRunning(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = 30 * time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = 30 * time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, cmd("sleep 1; echo late"))
@@ -423,9 +423,9 @@ func TestRun_AsAnotherUser(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o777))
-	s := newSession(t, func(o *shell.Options) {
-		o.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
-		o.Dir = dir
+	s := newSession(t, func(o *setup) {
+		o.shell.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+		o.shell.Dir = dir
 	})
 	assert.Equal(t, "65534", run(t, s, cmd("id -u")).Content)
 	assert.Equal(t, "ok", run(t, s, cmd("touch mine && echo ok")).Content)
@@ -435,7 +435,7 @@ func TestRun_AsAnotherUser(t *testing.T) {
 }
 
 func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	// A command that ignores Ctrl-C and ends a little later, as a loop
 	// does when the key reaches bash between two of its commands.
 	res := run(t, s, cmd(`bash -c 'trap "" INT; sleep 2; echo finished'`))
@@ -447,7 +447,7 @@ func TestRun_ControlKeyWaitsForTheCommandToEndBeyondAShortNoChangeTimeout(t *tes
 }
 
 func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	// The first Ctrl-C is lost as if it reached an ended command's process
 	// group: the trap swallows it, and the loop goes on printing.
 	res := run(t, s, Request{Command: `bash -c 'trap "trap - INT" INT; while true; do echo tick; sleep 0.2; done'`, Timeout: time.Second})
@@ -458,7 +458,7 @@ func TestRun_CtrlCIsSentAgainWhenTheCommandGoesOnPrinting(t *testing.T) {
 }
 
 func TestRun_CtrlCIsSentAgainWhenAQuietLoopGoesOn(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	// Each pass of the loop is a new job. The first job swallows Ctrl-C and
 	// ends normally, as if the key had reached an ended job's process
 	// group: the loop goes on and prints nothing. Only the next job, in
@@ -473,7 +473,7 @@ func TestRun_CtrlCIsSentAgainWhenAQuietLoopGoesOn(t *testing.T) {
 }
 
 func TestRun_CtrlCIsNotRepeatedForAProgramThatHandlesIt(t *testing.T) {
-	s := newSession(t, func(o *shell.Options) { o.NoChangeTimeout = time.Second })
+	s := newSession(t, func(o *setup) { o.run.NoChangeTimeout = time.Second })
 	// A program that counts its Ctrl-Cs and goes on, as a REPL does: one
 	// key is one interrupt.
 	prog := "import time\nn = 0\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        n += 1\n        print('got', n, flush=True)\n"
