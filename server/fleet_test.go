@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -129,9 +130,14 @@ func TestProbes_ThroughTheServersLife(t *testing.T) {
 
 func TestDrain_AcceptedRequestFinishesBeforeWaitIdleReturns(t *testing.T) {
 	s, url, _ := fleetServer(t, Options{}, true)
+	// The command's last step leaves a mark: WaitIdle returning before the
+	// mark is there returned while the request was still in flight. (The
+	// client may read the answer a moment after WaitIdle returns: the
+	// handler is done once it has written it.)
+	mark := filepath.Join(t.TempDir(), "done")
 	finished := make(chan int, 1)
 	go func() {
-		code, _ := call(t, http.MethodPost, url+"/execute_action", runBody("sleep 1; echo done"), nil)
+		code, _ := call(t, http.MethodPost, url+"/execute_action", runBody("sleep 1; touch "+mark), nil)
 		finished <- code
 	}()
 	require.Eventually(t, func() bool { return s.inflight.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -140,11 +146,12 @@ func TestDrain_AcceptedRequestFinishesBeforeWaitIdleReturns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, s.WaitIdle(ctx, 0))
+	assert.FileExists(t, mark, "WaitIdle returned while the accepted request was in flight")
 	select {
 	case code := <-finished:
 		assert.Equal(t, http.StatusOK, code, "the request accepted before the drain was answered")
-	default:
-		t.Fatal("WaitIdle returned while the accepted request was in flight")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request accepted before the drain was never answered")
 	}
 }
 
