@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/actionserver/actionserver/internal/pyfmt"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -137,120 +136,6 @@ func sendInput(t *shell.Turn, cmd string) error {
 		return t.Write([]byte{key})
 	}
 	return t.Write([]byte(cmd + "\n"))
-}
-
-// interruptAgain and interruptEcho: a Ctrl-C can be lost. When it reaches
-// the terminal just as one command of a loop has ended and bash has not yet
-// taken the terminal back, it goes to the ended command's empty process
-// group and the loop runs on, as it would for a person, who would press
-// Ctrl-C again. So does the server, once: if interruptAgain after the key
-// the command still runs and has printed since (beyond the echo of the key,
-// within interruptEcho), it sends Ctrl-C a second time.
-//
-// interruptMoved and interruptMovedMax: a loop of quiet commands
-// (`while true; do sleep 1; done`) prints nothing to tell that Ctrl-C was
-// lost, but bash starts each of its commands as a new job, in a process
-// group of its own. A job in the terminal's foreground other than the one
-// there when the key went means the loop went on: bash breaks a loop when
-// its job dies of SIGINT. So every interruptMoved after the key, while the
-// foreground job keeps changing, Ctrl-C goes again, up to
-// interruptMovedMax times. A program that handles Ctrl-C and goes on (a
-// REPL) stays the same job and gets no second key.
-const (
-	interruptAgain    = 1500 * time.Millisecond
-	interruptEcho     = 200 * time.Millisecond
-	interruptMoved    = 500 * time.Millisecond
-	interruptMovedMax = 3
-)
-
-// keyQuiet is the shortest no-change wait after a control key. A key
-// usually ends the command, but bash may print its prompt only once the
-// child it waits for is done: Ctrl-C that lands while a loop is between
-// two commands reaches bash, not the child, and the loop stops after the
-// child. With a short NO_CHANGE_TIMEOUT the agent would be told the
-// command still runs and be refused its next one.
-const keyQuiet = 3 * time.Second
-
-// wait watches c until it completes or a timeout ends the wait. fg is the
-// terminal's foreground process group when a key was sent into the running
-// command, else 0.
-func (r *Runner) wait(ctx context.Context, t *shell.Turn, c *shell.Command, req Request, cmd string, fg int) (Result, error) {
-	start := time.Now()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	quiet := r.opts.NoChangeTimeout
-	key, isKey := shell.ControlKey(cmd)
-	if isKey {
-		quiet = max(quiet, keyQuiet)
-	}
-	// Ctrl-C again, once, if the command went on printing as if it never
-	// came (see interruptAgain).
-	// Only for a key sent into a running command: c is then that command,
-	// not the key itself.
-	again, moved, resent := time.Time{}, time.Time{}, 0
-	if isKey && key == ctrlC && c.Text != cmd {
-		again = start.Add(interruptAgain)
-		if fg > 0 {
-			moved = start.Add(interruptMoved)
-		}
-	}
-	for {
-		now := time.Now()
-		next := now.Add(time.Hour)
-		if !moved.IsZero() {
-			if !now.Before(moved) {
-				if pg, err := t.Foreground(); err == nil && pg != fg && pg != t.ShellPID() {
-					_ = t.Write([]byte{ctrlC})
-					fg = pg
-					resent++
-				}
-				moved = now.Add(interruptMoved)
-				if resent >= interruptMovedMax {
-					moved = time.Time{}
-				}
-			}
-			if !moved.IsZero() {
-				next = moved
-			}
-		}
-		if !again.IsZero() {
-			if !now.Before(again) {
-				if t.LastOutput().UnixNano() > start.Add(interruptEcho).UnixNano() {
-					_ = t.Write([]byte{ctrlC})
-				}
-				again = time.Time{}
-			} else if again.Before(next) {
-				next = again
-			}
-		}
-		if !req.Blocking {
-			quietSince := max(start.UnixNano(), t.LastOutput().UnixNano())
-			soft := time.Unix(0, quietSince).Add(quiet)
-			if !now.Before(soft) {
-				return r.timedOut(c, req, cmd, suffixNoChange(formatSeconds(r.opts.NoChangeTimeout.Seconds()))), nil
-			}
-			if soft.Before(next) {
-				next = soft
-			}
-		}
-		if req.Timeout > 0 {
-			hard := start.Add(req.Timeout)
-			if !now.Before(hard) {
-				return r.timedOut(c, req, cmd, suffixHardTimeout(pyfmt.Float(req.Timeout.Seconds()))), nil
-			}
-			if hard.Before(next) {
-				next = hard
-			}
-		}
-		timer.Reset(next.Sub(now))
-		select {
-		case <-c.Done():
-			return r.completed(t, c, req, cmd), nil
-		case <-timer.C:
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-	}
 }
 
 // completed builds the observation of a finished command.

@@ -11,7 +11,9 @@
 //
 // Files:
 //   - runner.go: Runner, its options, the agent's view of the last command.
-//   - run.go: Run, the soft and hard timeouts, Ctrl-C retries.
+//   - run.go: Run, and what it answers when the command ends or not.
+//   - wait.go: the wait for a command: soft and hard timeouts, Ctrl-C
+//     sent again.
 //   - output.go: what an observation shows of a command's output.
 //   - messages.go: the texts around it.
 package ohrun
