@@ -9,6 +9,8 @@
 #   KUBE_CONTAINERD a directory with containerd, its runc shim and ctr, from
 #                   Debian's containerd package
 #   KUBE_CNI        the CNI plugins (bridge, host-local, loopback, portmap)
+#   KUBE_COREDNS    CoreDNS 1.12.1, built once from the Go module
+#                   proxy: the cluster DNS OpenHands' KubernetesRuntime needs
 #
 # etcd and containerd are unpacked, not installed: Debian's etcd-server
 # package starts an etcd on the machine's port 2379 when it is installed,
@@ -26,6 +28,7 @@ kube_version=1.32.4
 staging_version=v0.32.4
 etcd_deb=3.4.23-4+b4
 containerd_deb=1.6.20~ds1-1+deb12u3
+coredns_version=1.12.1
 
 if [[ $(id -u) -ne 0 ]]; then
 	SUDO=sudo
@@ -118,5 +121,18 @@ if ((!have)); then
 	done
 fi
 
-printf 'KUBE_BIN=%q\nKUBE_ETCD=%q\nKUBE_CONTAINERD=%q\nKUBE_CNI=%q\n' \
-	"$bin" "$deps/etcd/usr/bin/etcd" "$deps/containerd/usr/bin" /usr/lib/cni
+# ---- CoreDNS from the Go module proxy -----------------------------------------
+# Its module has no replace directives, so `go install` builds it.
+coredns="$deps/coredns-$coredns_version/coredns"
+if [[ ! -x $coredns ]]; then
+	log "building CoreDNS $coredns_version (a few minutes cold)"
+	if ! CGO_ENABLED=0 GOBIN="$(dirname "$coredns")" go install -trimpath -ldflags '-s -w' \
+		"github.com/coredns/coredns@v$coredns_version" >"$deps/coredns-build.log" 2>&1; then
+		tail -30 "$deps/coredns-build.log" >&2
+		log "building CoreDNS $coredns_version failed"
+		exit 1
+	fi
+fi
+
+printf 'KUBE_BIN=%q\nKUBE_ETCD=%q\nKUBE_CONTAINERD=%q\nKUBE_CNI=%q\nKUBE_COREDNS=%q\n' \
+	"$bin" "$deps/etcd/usr/bin/etcd" "$deps/containerd/usr/bin" /usr/lib/cni "$coredns"

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -45,6 +46,16 @@ var kubeletSysctls = map[string]string{
 	"/proc/sys/kernel/panic_on_oops": "1",
 }
 
+// proxySysctls are the ones kube-proxy may write (localhost node ports,
+// which its configuration turns off); they are bind-mounted over with the
+// host's own values, so a write lands in the copy.
+var proxySysctls = []string{"/proc/sys/net/ipv4/conf/all/route_localnet"}
+
+// dnsAddress is where the cluster's DNS (CoreDNS, with its kubernetes
+// plugin) answers, for processes outside the cluster given a resolv.conf
+// naming it: a loopback address of its own, since a resolver asks port 53.
+const dnsAddress = "127.0.0.77"
+
 // Directories the node writes beneath whatever its code says, hidden under
 // a tmpfs in its mount namespace: containerd's shim sockets, the network
 // namespaces, libcni's cache, the kubelet's /var/log/containers links.
@@ -56,6 +67,7 @@ type deps struct {
 	etcd       string
 	containerd string // directory of containerd, its shim and ctr
 	cni        string // CNI plugins
+	coredns    string
 }
 
 // cluster is one node: etcd, the control plane, containerd and a kubelet,
@@ -244,7 +256,15 @@ func (c *cluster) startNode() error {
 			return err
 		}
 	}
-	for path, value := range kubeletSysctls {
+	sysctls := maps.Clone(kubeletSysctls)
+	for _, path := range proxySysctls {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sysctls[path] = strings.TrimSpace(string(b))
+	}
+	for path, value := range sysctls {
 		f := filepath.Join(c.dir, "sysctl", strings.ReplaceAll(strings.TrimPrefix(path, "/proc/sys/"), "/", "."))
 		if err := os.WriteFile(f, []byte(value+"\n"), 0o644); err != nil {
 			return err
@@ -283,7 +303,7 @@ func (c *cluster) startNode() error {
 			"--v", "1")...); err != nil {
 		return err
 	}
-	return c.waitFor("the node to be Ready", 120*time.Second, func() error {
+	if err := c.waitFor("the node to be Ready", 120*time.Second, func() error {
 		out, err := c.kubectl(context.Background(), nil, "get", "node", nodeName,
 			"-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if err != nil {
@@ -293,7 +313,40 @@ func (c *cluster) startNode() error {
 			return fmt.Errorf("Ready is %q", out)
 		}
 		return nil
+	}); err != nil {
+		return err
+	}
+	// Services: kube-proxy's iptables rules, in the host's network
+	// namespace (the host reaches ClusterIPs as a node does), and names
+	// for them from CoreDNS.
+	if err := c.start("kube-proxy", nil, "nsenter",
+		nsenter(filepath.Join(c.deps.bin, "kube-proxy"), "--config", filepath.Join(c.dir, "kube-proxy.yaml"), "--v", "1")...); err != nil {
+		return err
+	}
+	if err := c.start("coredns", nil, c.deps.coredns, "-conf", filepath.Join(c.dir, "Corefile")); err != nil {
+		return err
+	}
+	return c.waitFor("kube-proxy and CoreDNS", 60*time.Second, func() error {
+		if out, err := exec.Command("iptables", "-w", "-t", "nat", "-S", "KUBE-SERVICES").CombinedOutput(); err != nil {
+			return fmt.Errorf("no KUBE-SERVICES chain yet: %s", out)
+		}
+		addrs, err := c.resolver().LookupHost(context.Background(), "kubernetes.default.svc.cluster.local")
+		if err != nil {
+			return err
+		}
+		if len(addrs) == 0 {
+			return fmt.Errorf("no address for the kubernetes Service")
+		}
+		return nil
 	})
+}
+
+// resolver asks the cluster's DNS.
+func (c *cluster) resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(dnsAddress, "53"))
+	}}
 }
 
 // writeNodeConfig writes containerd's, the CNI's and the kubelet's files.
@@ -395,6 +448,45 @@ evictionHard:
 serializeImagePulls: false
 `, ports[0], ports[1], cgroupRoot, filepath.Join(cd, "containerd.sock"), resolv, filepath.Join(c.dir, "pod-logs"))
 	if err := os.WriteFile(filepath.Join(c.dir, "kubelet", "config.yaml"), []byte(kubelet), 0o600); err != nil {
+		return err
+	}
+	proxyPorts := make([]int, 2)
+	for i := range proxyPorts {
+		if proxyPorts[i], err = freeport.Pick("127.0.0.1"); err != nil {
+			return err
+		}
+	}
+	// Conntrack settings of 0 leave the host's as they are.
+	proxy := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %s
+hostnameOverride: %s
+mode: iptables
+clusterCIDR: %s
+bindAddress: 127.0.0.1
+healthzBindAddress: 127.0.0.1:%d
+metricsBindAddress: 127.0.0.1:%d
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+iptables:
+  localhostNodePorts: false
+`, c.kubeconfig, nodeName, podSubnet, proxyPorts[0], proxyPorts[1])
+	if err := os.WriteFile(filepath.Join(c.dir, "kube-proxy.yaml"), []byte(proxy), 0o600); err != nil {
+		return err
+	}
+	corefile := fmt.Sprintf(`cluster.local:53 {
+    bind %s
+    kubernetes cluster.local {
+        kubeconfig %s e2e
+    }
+    errors
+}
+`, dnsAddress, c.kubeconfig)
+	if err := os.WriteFile(filepath.Join(c.dir, "Corefile"), []byte(corefile), 0o600); err != nil {
 		return err
 	}
 	// The kubelet checks that its cgroup root exists in every hierarchy.
@@ -529,6 +621,9 @@ func (c *cluster) stop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		if _, err := c.kubectl(ctx, nil, "delete", "namespace", "-l", "as-e2e=1", "--wait=true", "--timeout=80s"); err != nil {
 			c.log("deleting the test namespaces: %v", err)
+		}
+		if _, err := c.kubectl(ctx, nil, "delete", "persistentvolume,storageclass", "-l", "as-e2e=1", "--wait=true", "--timeout=30s"); err != nil {
+			c.log("deleting the test volumes: %v", err)
 		}
 		cancel()
 	}

@@ -29,16 +29,22 @@ const serverPort = 8000
 // its label, if the test is killed).
 func namespace(t *testing.T, name string) {
 	t.Helper()
+	namespaceWith(t, name, `
+    pod-security.kubernetes.io/enforce: restricted
+    pod-security.kubernetes.io/enforce-version: latest`)
+}
+
+// namespaceWith makes a namespace with more labels (YAML lines).
+func namespaceWith(t *testing.T, name, labels string) {
+	t.Helper()
 	c := env.cluster
 	yaml := fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
   name: %s
   labels:
-    as-e2e: "1"
-    pod-security.kubernetes.io/enforce: restricted
-    pod-security.kubernetes.io/enforce-version: latest
-`, name)
+    as-e2e: "1"%s
+`, name, labels)
 	_, err := c.kubectl(context.Background(), []byte(yaml), "apply", "-f", "-")
 	require.NoError(t, err)
 	// The ServiceAccount admission refuses pods until the controller
@@ -289,7 +295,9 @@ func TestDrain_PodDeletedDuringAStream(t *testing.T) {
 	events := cl.Stream(sctx, "default", cmd.ID, client.StreamOptions{})
 	for ev := range events {
 		require.NoError(t, ev.Err)
-		if ev.Kind == "output" && strings.Contains(ev.Data, "tick 3") {
+		// A terminal's lines stay in the live tail until they can no
+		// longer change on its screen.
+		if ev.Kind == "output" && strings.Contains(ev.Data, "tick 3") || ev.Kind == "tail" && strings.Contains(ev.Tail, "tick 3") {
 			break
 		}
 	}

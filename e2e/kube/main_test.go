@@ -1,9 +1,12 @@
 // Package kube runs the runtime image on a real one-node Kubernetes
 // cluster started here: etcd and containerd from Debian's packages,
-// kube-apiserver, kube-controller-manager, kube-scheduler and the kubelet
-// built from the Go module proxy (scripts/kube-deps.sh), pods on a CNI
-// bridge of the test's own, and the image `actionctl build` makes (the
-// same as e2e/container's) moved into containerd with no registry.
+// kube-apiserver, kube-controller-manager, kube-scheduler, the kubelet,
+// kube-proxy and CoreDNS built from the Go module proxy
+// (scripts/kube-deps.sh), pods on a CNI bridge of the test's own, and the
+// image `actionctl build` makes (the same as e2e/container's) moved into
+// containerd with no registry. The tests apply deploy/kubernetes'
+// manifests and drive the pods with the Go client, and run the unmodified
+// OpenHands KubernetesRuntime against the cluster.
 //
 // `make e2e-kube` runs it; it needs root, and it runs only when
 // E2E_KUBE=1 (so `go test ./...` never starts a cluster). Every listener
@@ -12,7 +15,7 @@
 // rewrite bind-mounted over, so the host keeps its values and every
 // mount they make goes with the namespace. TestMain removes what the node
 // adds to the machine: its cgroups, the bridge, the KUBE-* and CNI-*
-// iptables chains, ip_forward. One run at a time: a run ends whatever an
+// iptables chains (the kubelet's and kube-proxy's), ip_forward. One run at a time: a run ends whatever an
 // earlier, killed run of it left behind.
 package kube
 
@@ -62,7 +65,7 @@ func setUpAndRun(m *testing.M) int {
 	if err != nil {
 		return fail(fmt.Errorf("install the cluster's tools: %w", err))
 	}
-	d := deps{bin: vars["KUBE_BIN"], etcd: vars["KUBE_ETCD"], containerd: vars["KUBE_CONTAINERD"], cni: vars["KUBE_CNI"]}
+	d := deps{bin: vars["KUBE_BIN"], etcd: vars["KUBE_ETCD"], containerd: vars["KUBE_CONTAINERD"], cni: vars["KUBE_CNI"], coredns: vars["KUBE_COREDNS"]}
 	if env.tools, err = runtimeimage.Install(root); err != nil {
 		return fail(err)
 	}
