@@ -18,11 +18,6 @@ root="$(cd "$here/.." && pwd)"
 deps="${CONTAINER_DEPS_DIR:-$root/.deps/containers}"
 podman_version=5.6.2
 
-if [[ $(id -u) -ne 0 ]]; then
-	SUDO=sudo
-else
-	SUDO=
-fi
 log() { echo "container-deps: $*" >&2; }
 
 # ---- Debian packages ---------------------------------------------------------
@@ -31,18 +26,7 @@ log() { echo "container-deps: $*" >&2; }
 # and what podman 5's cgo build links (libseccomp, sqlite).
 pkgs=(podman runc conmon netavark iptables catatonit mmdebstrap buildah uidmap
 	libseccomp-dev libsqlite3-dev pkg-config gcc)
-missing=()
-for p in "${pkgs[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$p")
-	fi
-done
-if ((${#missing[@]})); then
-	log "installing ${missing[*]}"
-	$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 \
-		install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$here/apt-install.sh" --tag container-deps "${pkgs[@]}"
 
 mkdir -p "$deps"
 

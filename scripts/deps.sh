@@ -20,18 +20,7 @@ bench_pkgs=(wrk hyperfine)                               # make bench load tools
 
 want=("${base_pkgs[@]}" "${browser_pkgs[@]}" "${jupyter_pkgs[@]}" "${skills_pkgs[@]}" "${image_pkgs[@]}" "${bench_pkgs[@]}")
 
-missing=()
-for p in "${want[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$p")
-	fi
-done
-
-if ((${#missing[@]})); then
-	echo "deps: installing ${missing[*]}" >&2
-	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" --tag deps "${want[@]}"
 
 # ---- vscode (plugins/vscode) ------------------------------------------------
 # The same script installs the VS Code server into runtime images.

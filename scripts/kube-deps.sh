@@ -39,18 +39,7 @@ log() { echo "kube-deps: $*" >&2; }
 
 # ---- Debian packages that start nothing ------------------------------------
 pkgs=(containernetworking-plugins catatonit runc iptables podman)
-missing=()
-for p in "${pkgs[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$p")
-	fi
-done
-if ((${#missing[@]})); then
-	log "installing ${missing[*]}"
-	$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 \
-		install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$here/apt-install.sh" --tag kube-deps "${pkgs[@]}"
 
 mkdir -p "$deps"
 
