@@ -167,12 +167,27 @@ func secretValue(t *testing.T, ns, name, key string) string {
 
 // get fetches a path at a pod, with the key when not empty.
 func get(ctx context.Context, ip, path, key string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d%s", ip, serverPort, path), nil)
+	h := map[string]string{}
+	if key != "" {
+		h["X-Session-API-Key"] = key
+	}
+	return request(ctx, http.MethodGet, ip, path, h, "")
+}
+
+// claim posts a claim to a pod with the init token.
+func claim(ctx context.Context, ip, token, body string) (int, string, error) {
+	return request(ctx, http.MethodPost, ip, "/claim",
+		map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}, body)
+}
+
+// request sends a request to the server of the pod at ip.
+func request(ctx context.Context, method, ip, path string, header map[string]string, body string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, method, fmt.Sprintf("http://%s:%d%s", ip, serverPort, path), strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}
-	if key != "" {
-		req.Header.Set("X-Session-API-Key", key)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -183,29 +198,35 @@ func get(ctx context.Context, ip, path, key string) (int, string, error) {
 	return resp.StatusCode, string(b), err
 }
 
+// rollOut makes a restricted namespace, a Secret holding one key and
+// value, and applies a manifest there, and waits for its Deployment.
+func rollOut(t *testing.T, ns, secret, key, value string, manifest []byte, deployment string) {
+	t.Helper()
+	namespace(t, ns)
+	c := env.cluster
+	ctx := context.Background()
+	_, err := c.kubectl(ctx, nil, "-n", ns, "create", "secret", "generic", secret, "--from-literal="+key+"="+value)
+	require.NoError(t, err)
+	_, err = c.kubectl(ctx, manifest, "-n", ns, "apply", "-f", "-")
+	require.NoError(t, err, "the restricted namespace admits %s", deployment)
+	start := time.Now()
+	_, err = c.kubectl(ctx, nil, "-n", ns, "rollout", "status", "deployment/"+deployment, "--timeout=180s")
+	require.NoError(t, err)
+	t.Logf("%s rolled out in %.1fs", deployment, time.Since(start).Seconds())
+}
+
 // The restricted manifest, as shipped, in a namespace that enforces the
 // restricted Pod Security Standard: it rolls out with its probes, and the
 // Go client drives the server at the pod's IP with the key from the Secret.
 func TestRestricted_RollsOutAndTheClientDrivesIt(t *testing.T) {
 	const ns = "as-e2e-restricted"
-	namespace(t, ns)
-	c := env.cluster
 	ctx := context.Background()
-	key := randomHex(24)
-	_, err := c.kubectl(ctx, nil, "-n", ns, "create", "secret", "generic", "action-server", "--from-literal=session-api-key="+key)
-	require.NoError(t, err)
-	_, err = c.kubectl(ctx, manifest(t, "action-server-restricted.yaml"), "-n", ns, "apply", "-f", "-")
-	require.NoError(t, err, "the restricted namespace admits the manifest")
-	start := time.Now()
-	_, err = c.kubectl(ctx, nil, "-n", ns, "rollout", "status", "deployment/action-server-restricted", "--timeout=180s")
-	require.NoError(t, err)
-	t.Logf("rolled out in %.1fs", time.Since(start).Seconds())
+	rollOut(t, ns, "action-server", "session-api-key", randomHex(24), manifest(t, "action-server-restricted.yaml"), "action-server-restricted")
 
 	p := readyPod(t, ns, "app.kubernetes.io/name=action-server-restricted", time.Minute)
 	assert.Zero(t, p.Restarts, "the liveness probe never restarted it")
-	// The key the server holds is the Secret's.
-	got := secretValue(t, ns, "action-server", "session-api-key")
-	require.Equal(t, key, got)
+	// The client takes the key where an orchestrator would: the Secret.
+	key := secretValue(t, ns, "action-server", "session-api-key")
 
 	base := fmt.Sprintf("http://%s:%d", p.IP, serverPort)
 	for _, path := range []string{"/livez", "/readyz", "/alive"} {
@@ -213,7 +234,7 @@ func TestRestricted_RollsOutAndTheClientDrivesIt(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusOK, code, "%s: %s", path, body)
 	}
-	_, err = client.New(base).Run(ctx, "true", client.RunOptions{})
+	_, err := client.New(base).Run(ctx, "true", client.RunOptions{})
 	require.Error(t, err, "no key, no command")
 
 	cl := client.New(base, client.WithAPIKey(key))
@@ -276,16 +297,12 @@ func TestRestricted_RollsOutAndTheClientDrivesIt(t *testing.T) {
 // exit event, and the Deployment's replacement comes up ready.
 func TestDrain_PodDeletedDuringAStream(t *testing.T) {
 	const ns = "as-e2e-drain"
-	namespace(t, ns)
 	c := env.cluster
 	ctx := context.Background()
 	key := randomHex(24)
-	_, err := c.kubectl(ctx, nil, "-n", ns, "create", "secret", "generic", "action-server", "--from-literal=session-api-key="+key)
-	require.NoError(t, err)
-	_, err = c.kubectl(ctx, manifest(t, "action-server-restricted.yaml"), "-n", ns, "apply", "-f", "-")
-	require.NoError(t, err)
+	rollOut(t, ns, "action-server", "session-api-key", key, manifest(t, "action-server-restricted.yaml"), "action-server-restricted")
 	const sel = "app.kubernetes.io/name=action-server-restricted"
-	old := readyPod(t, ns, sel, 3*time.Minute)
+	old := readyPod(t, ns, sel, time.Minute)
 	cl := client.New(fmt.Sprintf("http://%s:%d", old.IP, serverPort), client.WithAPIKey(key))
 
 	cmd, err := cl.StartCommand(ctx, "default", "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.1; done")
@@ -354,40 +371,17 @@ func slicesContainsPod(ps []pod, name string) bool {
 	return false
 }
 
-// claim posts a claim to a pod with the init token.
-func claim(ctx context.Context, ip, token string, body string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://%s:%d/claim", ip, serverPort), strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}
-
 // The warm pool's manifest: its pods boot unclaimed and answer only the
 // probes; one is claimed with a key, its environment and working
 // directory, then its key is rotated while a command runs; taken out of
 // the pool by its label, it is replaced, and goes on serving its owner.
 func TestPool_ClaimRotateAndRefill(t *testing.T) {
 	const ns = "as-e2e-pool"
-	namespace(t, ns)
 	c := env.cluster
 	ctx := context.Background()
 	token := randomHex(24)
-	_, err := c.kubectl(ctx, nil, "-n", ns, "create", "secret", "generic", "action-server-init", "--from-literal=init-token="+token)
-	require.NoError(t, err)
 	m := strings.Replace(string(manifest(t, "action-server-pool.yaml")), "replicas: 3", "replicas: 2", 1)
-	_, err = c.kubectl(ctx, []byte(m), "-n", ns, "apply", "-f", "-")
-	require.NoError(t, err, "the restricted namespace admits the pool")
-	_, err = c.kubectl(ctx, nil, "-n", ns, "rollout", "status", "deployment/action-server-pool", "--timeout=180s")
-	require.NoError(t, err)
+	rollOut(t, ns, "action-server-init", "init-token", token, []byte(m), "action-server-pool")
 	const sel = "app.kubernetes.io/name=action-server-pool"
 	p := readyPod(t, ns, sel, time.Minute)
 
