@@ -81,7 +81,8 @@ type cluster struct {
 	host       *hostnet.State
 	holder     *exec.Cmd // keeps the node's mount namespace
 	procs      []*exec.Cmd
-	madeDirs   []string // mount points made on the host, removed at the end
+	containerd *exec.Cmd // among procs: before it stops, what it runs must end
+	madeDirs   []string  // mount points made on the host, removed at the end
 	log        func(string, ...any)
 }
 
@@ -131,13 +132,9 @@ func startCluster(d deps, log func(string, ...any)) (c *cluster, err error) {
 // startControlPlane starts etcd, the API server, the controller manager
 // and the scheduler, and waits for the API server.
 func (c *cluster) startControlPlane() error {
-	ports := make([]int, 5)
-	for i := range ports {
-		p, err := freeport.Pick("127.0.0.1")
-		if err != nil {
-			return err
-		}
-		ports[i] = p
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
 	}
 	etcdClient, etcdPeer, api, cm, sched := ports[0], ports[1], ports[2], ports[3], ports[4]
 	c.apiPort = api
@@ -285,6 +282,7 @@ func (c *cluster) startNode() error {
 		nsenter(filepath.Join(c.deps.containerd, "containerd"), "--config", filepath.Join(c.dir, "containerd", "config.toml"))...); err != nil {
 		return err
 	}
+	c.containerd = c.procs[len(c.procs)-1]
 	if err := c.waitFor("containerd", 30*time.Second, func() error {
 		_, err := c.ctr(context.Background(), nil, "version")
 		return err
@@ -352,10 +350,13 @@ func (c *cluster) resolver() *net.Resolver {
 // writeNodeConfig writes containerd's, the CNI's and the kubelet's files.
 func (c *cluster) writeNodeConfig() error {
 	cd := filepath.Join(c.dir, "containerd")
-	streamPort, err := freeport.Pick("127.0.0.1")
+	ports, err := freePorts(5)
 	if err != nil {
 		return err
 	}
+	// containerd's stream server, the kubelet's API and health, and
+	// kube-proxy's health and metrics.
+	streamPort, kubeletPort, kubeletHealth, proxyHealth, proxyMetrics := ports[0], ports[1], ports[2], ports[3], ports[4]
 	containerd := fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -414,12 +415,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 	if err := os.WriteFile(resolv, []byte("nameserver 127.0.0.1\n"), 0o644); err != nil {
 		return err
 	}
-	ports := make([]int, 2)
-	for i := range ports {
-		if ports[i], err = freeport.Pick("127.0.0.1"); err != nil {
-			return err
-		}
-	}
 	kubelet := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 127.0.0.1
@@ -446,15 +441,9 @@ evictionHard:
   imagefs.available: 1%%
   nodefs.inodesFree: 1%%
 serializeImagePulls: false
-`, ports[0], ports[1], cgroupRoot, filepath.Join(cd, "containerd.sock"), resolv, filepath.Join(c.dir, "pod-logs"))
+`, kubeletPort, kubeletHealth, cgroupRoot, filepath.Join(cd, "containerd.sock"), resolv, filepath.Join(c.dir, "pod-logs"))
 	if err := os.WriteFile(filepath.Join(c.dir, "kubelet", "config.yaml"), []byte(kubelet), 0o600); err != nil {
 		return err
-	}
-	proxyPorts := make([]int, 2)
-	for i := range proxyPorts {
-		if proxyPorts[i], err = freeport.Pick("127.0.0.1"); err != nil {
-			return err
-		}
 	}
 	// Conntrack settings of 0 leave the host's as they are.
 	proxy := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -474,7 +463,7 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 iptables:
   localhostNodePorts: false
-`, c.kubeconfig, nodeName, podSubnet, proxyPorts[0], proxyPorts[1])
+`, c.kubeconfig, nodeName, podSubnet, proxyHealth, proxyMetrics)
 	if err := os.WriteFile(filepath.Join(c.dir, "kube-proxy.yaml"), []byte(proxy), 0o600); err != nil {
 		return err
 	}
@@ -546,6 +535,21 @@ func (c *cluster) start(name string, env []string, path string, args ...string) 
 	}
 	c.procs = append(c.procs, cmd)
 	return nil
+}
+
+// freePorts picks n distinct free ports on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		p, err := freeport.Pick("127.0.0.1")
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
 }
 
 // waitFor polls check until it passes or timeout, then says what it last
@@ -631,7 +635,7 @@ func (c *cluster) stop() {
 	// control plane.
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
-		if filepath.Base(p.Path) == "nsenter" && slices.ContainsFunc(p.Args, func(a string) bool { return strings.HasSuffix(a, "/containerd") }) {
+		if p == c.containerd {
 			killCgroupProcs()
 			killShims(c.dir)
 		}

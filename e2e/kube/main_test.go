@@ -71,7 +71,8 @@ func setUpAndRun(m *testing.M) int {
 	}
 	log("tools ready in %.0fs", time.Since(start).Seconds())
 
-	if env.bin, err = os.MkdirTemp("", "as-e2e-kube-bin-"); err != nil {
+	// Not named like the cluster's state: a run sweeps those away.
+	if env.bin, err = os.MkdirTemp("", "as-e2e-k8s-bin-"); err != nil {
 		return fail(err)
 	}
 	defer os.RemoveAll(env.bin)
