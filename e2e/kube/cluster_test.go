@@ -70,8 +70,9 @@ type deps struct {
 	coredns    string
 }
 
-// cluster is one node: etcd, the control plane, containerd and a kubelet,
-// every listener on 127.0.0.1 or the bridge, all state in dir.
+// cluster is one node: etcd, the control plane, containerd, a kubelet,
+// kube-proxy and CoreDNS, every listener on a loopback address or the
+// bridge, all state in dir.
 type cluster struct {
 	deps       deps
 	dir        string
