@@ -127,6 +127,13 @@ class ProcessRuntime(ActionExecutionClient):
         # passwd entry: run.sh makes that user for the run.
         env['HOME'] = os.path.join(self._scratch, 'home')
         os.makedirs(env['HOME'], exist_ok=True)
+        # So is its /tmp: the host makes directories there (mktemp -d for
+        # its git diff helper) and never removes them. The sandbox user
+        # must reach it, as it reaches a container's /tmp.
+        env['TMPDIR'] = os.path.join(self._scratch, 'tmp')
+        os.makedirs(env['TMPDIR'], exist_ok=True)
+        os.chmod(self._scratch, 0o711)
+        os.chmod(env['TMPDIR'], 0o1777)
         env.pop('SESSION_API_KEY', None)
         if self._session_api_key:
             env['SESSION_API_KEY'] = self._session_api_key
