@@ -36,9 +36,10 @@ func waitForeground(t *testing.T, s *Session, comm string) {
 func TestRun_RefusedWhileAPersonsCommandRunsLeavesTheSessionUsable(t *testing.T) {
 	s := newSession(t, nil)
 	run(t, s, done("true", false)) // the prompt is up
-	// A person attached to the terminal types a command that runs a while;
-	// bash has read it well before the agent's command comes.
-	require.NoError(t, s.WriteRaw([]byte("sleep 2\n")))
+	// A person attached to the terminal types a command that runs until
+	// they end it (a timed one could end first on a loaded machine); bash
+	// has read it well before the agent's command comes.
+	require.NoError(t, s.WriteRaw([]byte("sleep 600\n")))
 	waitForeground(t, s, "sleep")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -47,6 +48,7 @@ func TestRun_RefusedWhileAPersonsCommandRunsLeavesTheSessionUsable(t *testing.T)
 
 	// Once the person's command is over, the agent's runs: the refused
 	// one must not count as running.
+	require.NoError(t, s.WriteRaw([]byte{0x03}), "the person ends it with Ctrl-C")
 	var res Result
 	require.Eventually(t, func() bool {
 		res, err = s.Run(ctx, done("echo ok", false))
