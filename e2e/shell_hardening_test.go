@@ -16,6 +16,7 @@ import (
 	"github.com/actionserver/actionserver/api"
 	"github.com/actionserver/actionserver/client"
 	"github.com/actionserver/actionserver/event"
+	"github.com/actionserver/actionserver/internal/proctest"
 	"github.com/actionserver/actionserver/shell"
 )
 
@@ -166,54 +167,6 @@ func TestCommandFile_SandboxUserCannotRedirectRootsWrites(t *testing.T) {
 	assert.Equal(t, "0 750", strings.TrimSpace(out.Content), "the session directory is root's")
 }
 
-// pidsIn reads the pids a command wrote, one a line, once there are n.
-func pidsIn(t *testing.T, file string, n int) []int {
-	t.Helper()
-	var pids []int
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return false
-		}
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(data)) {
-			pid, err := strconv.Atoi(f)
-			require.NoError(t, err)
-			pids = append(pids, pid)
-		}
-		return len(pids) >= n
-	}, 30*time.Second, 20*time.Millisecond, "%d pids in %s", n, file)
-	return pids
-}
-
-// exited reports whether pid is gone (a zombie counts as gone).
-func exited(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
-
-// killLeftovers ends what a failed test left running.
-func killLeftovers(t *testing.T, pids *[]int) {
-	t.Cleanup(func() {
-		for _, pid := range *pids {
-			if !exited(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-}
-
-// orphanCommand starts, and leaves behind, a process in the command's
-// group and one that ignores SIGTERM; each writes its pid to file.
-func orphanCommand(file string) string {
-	return `sleep 1000 & echo $! >>` + file + `
-(trap '' TERM; exec sleep 1001) & echo $! >>` + file
-}
-
 // TestPipe_OrphansDieWithTheSessionAndTheServer: what piped commands left
 // running used to survive DELETE /sessions/{id} (50 of 50) and the
 // server's SIGTERM (30 of 30). Now both end them, within the shutdown's
@@ -232,14 +185,14 @@ func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
 			s := st.start(t)
 			ctx := ctxT(t)
 			var all []int
-			killLeftovers(t, &all)
+			proctest.KillLeftovers(t, &all)
 			orphans := func(session string) []int {
 				file := filepath.Join(s.WorkDir, session+".pids")
 				for range 5 {
-					_, err := s.Client.StartPipe(ctx, session, orphanCommand(file), client.PipeOptions{})
+					_, err := s.Client.StartPipe(ctx, session, proctest.OrphanScript(file), client.PipeOptions{})
 					require.NoError(t, err)
 				}
-				pids := pidsIn(t, file, 10)
+				pids := proctest.ReadPIDs(t, file, 10)
 				all = append(all, pids...)
 				return pids
 			}
@@ -249,7 +202,7 @@ func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
 			pids := orphans("doomed")
 			require.NoError(t, s.Client.DeleteSession(ctx, "doomed"))
 			for _, pid := range pids {
-				assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond,
+				assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond,
 					"pid %d ended with its session", pid)
 			}
 
@@ -265,7 +218,7 @@ func TestPipe_OrphansDieWithTheSessionAndTheServer(t *testing.T) {
 			}
 			assert.Less(t, time.Since(start), 5*time.Second, "shutdown stays within five seconds")
 			for _, pid := range pids {
-				assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond,
+				assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond,
 					"pid %d ended with the server", pid)
 			}
 		})
@@ -314,7 +267,7 @@ func TestSession_SetsidEscapeesDieWhereCgroupsAre(t *testing.T) {
 	s, _ := startAsSandboxUser(t)
 	ctx := ctxT(t)
 	var all []int
-	killLeftovers(t, &all)
+	proctest.KillLeftovers(t, &all)
 	escapees := func(session string) []int {
 		file := filepath.Join(s.WorkDir, session+".pids")
 		// setsid forks when it leads a group already: the process
@@ -326,7 +279,7 @@ func TestSession_SetsidEscapeesDieWhereCgroupsAre(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.Client.StartCommand(ctx, session, escape)
 		require.NoError(t, err)
-		pids := pidsIn(t, file, 3)
+		pids := proctest.ReadPIDs(t, file, 3)
 		all = append(all, pids...)
 		return pids
 	}
@@ -335,13 +288,13 @@ func TestSession_SetsidEscapeesDieWhereCgroupsAre(t *testing.T) {
 	pids := escapees("doomed")
 	require.NoError(t, s.Client.DeleteSession(ctx, "doomed"))
 	for _, pid := range pids {
-		assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with its session", pid)
+		assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with its session", pid)
 	}
 	pids = escapees("default")
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	<-s.exited
 	for _, pid := range pids {
-		assert.Eventually(t, func() bool { return exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with the server", pid)
+		assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended with the server", pid)
 	}
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(probe.Dir()), "action-server-"+strconv.Itoa(s.cmd.Process.Pid)+"-*"))
 	assert.Empty(t, matches, "the server removed its cgroups")

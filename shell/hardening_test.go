@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/actionserver/actionserver/internal/proctest"
 )
 
 // TestRun_UnreadableCommandFileRunsNothingStale breaks the command file
@@ -146,7 +148,7 @@ func TestStart_HangingRcFileFailsAtTheDeadline(t *testing.T) {
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	require.NoError(t, err)
-	assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond,
 		"what the rc file started was ended")
 
 	require.NoError(t, os.WriteFile(rc, []byte("echo fixed\n"), 0o644))
@@ -155,63 +157,19 @@ func TestStart_HangingRcFileFailsAtTheDeadline(t *testing.T) {
 	closeSession(s)
 }
 
-// gone reports whether pid has exited (a zombie waiting for its parent
-// counts as exited).
-func gone(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
-
-// readPIDs waits until file holds n pids, one a line, and returns them.
-func readPIDs(t *testing.T, file string, n int) []int {
-	t.Helper()
-	var pids []int
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return false
-		}
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(data)) {
-			pid, err := strconv.Atoi(f)
-			require.NoError(t, err)
-			pids = append(pids, pid)
-		}
-		return len(pids) >= n
-	}, 30*time.Second, 10*time.Millisecond)
-	return pids
-}
-
-// orphanScript starts, and leaves behind, a process in the command's group
-// and one that ignores SIGTERM, each writing its pid to file.
-func orphanScript(file string) string {
-	return `sleep 1000 & echo $! >>` + file + `
-(trap '' TERM; exec sleep 1001) & echo $! >>` + file
-}
-
 // TestPipe_OrphansEndWithTheSession: processes a piped command left
 // running used to outlive its session. Now they end with it, those that
 // ignore SIGTERM included.
 func TestPipe_OrphansEndWithTheSession(t *testing.T) {
 	s := newSession(t, nil)
 	file := filepath.Join(t.TempDir(), "pids")
-	c, err := s.StartPipe(context.Background(), orphanScript(file), PipeOptions{})
+	c, err := s.StartPipe(context.Background(), proctest.OrphanScript(file), PipeOptions{})
 	require.NoError(t, err)
 	waitDone(t, c)
-	pids := readPIDs(t, file, 2)
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			if !gone(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	pids := proctest.ReadPIDs(t, file, 2)
+	proctest.KillLeftovers(t, &pids)
 	for _, pid := range pids {
-		require.False(t, gone(pid), "pid %d runs on after its command", pid)
+		require.False(t, proctest.Exited(pid), "pid %d runs on after its command", pid)
 	}
 	// Another piped command keeps running till the end too.
 	c2, err := s.StartPipe(context.Background(), "exec sleep 1003", PipeOptions{})
@@ -222,7 +180,7 @@ func TestPipe_OrphansEndWithTheSession(t *testing.T) {
 	s.Close(ctx)
 	waitDone(t, c2)
 	for _, pid := range pids {
-		assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
+		assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
 	}
 }
 
@@ -270,18 +228,12 @@ func TestCgroups_SetsidEscapeesEndWithTheSession(t *testing.T) {
 	c, err := s.StartPipe(context.Background(), escape("1001")+"\nset -m; sleep 1002 & echo $! >>"+file, PipeOptions{})
 	require.NoError(t, err)
 	waitDone(t, c)
-	pids := readPIDs(t, file, 3)
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			if !gone(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	pids := proctest.ReadPIDs(t, file, 3)
+	proctest.KillLeftovers(t, &pids)
 
 	closeSession(s)
 	for _, pid := range pids {
-		assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
+		assert.Eventually(t, func() bool { return proctest.Exited(pid) }, 10*time.Second, 10*time.Millisecond, "pid %d ended", pid)
 	}
 }
 
